@@ -1,0 +1,97 @@
+"""`explainer explain FILE...`: explain every PyTorch error found in pasted messages and logs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Iterable, TextIO
+
+from ._diagnosis import Diagnosis
+from ._explain import explain_text
+from ._logscan import dedupe_key, scan
+from ._render import render_json, render_text, use_colour
+
+BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
+MAX_DISTINCT = 1000
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("text", "json"), default=None,
+                        help="text (default, or $EXPLAINER_FORMAT) or json: one JSON object per line on stdout")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="a log or pasted message; '-' reads stdin")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ._render import choose_format
+
+    fmt = choose_format(args.format)
+    out = sys.stdout
+    status = 0
+    for name in args.files:
+        try:
+            diagnoses = explain_input(name)
+        except OSError as exc:
+            sys.stderr.write(f"explainer: cannot read {name}: {exc.strerror or exc}\n")
+            status = 2
+            continue
+        for diagnosis in diagnoses:
+            if fmt == "json":
+                out.write(render_json(diagnosis, input=name))
+            else:
+                out.write(_text_block(name, diagnosis, use_colour(out)))
+        if not diagnoses and fmt == "text":
+            out.write(f"{name}: no error found\n")
+    out.flush()
+    return status
+
+
+def explain_input(name: str) -> list[Diagnosis]:
+    if name == "-":
+        return explain_stream(sys.stdin)
+    with open(name, encoding="utf-8", errors="replace") as handle:
+        return explain_stream(handle)
+
+
+def explain_stream(stream: TextIO) -> list[Diagnosis]:
+    """Every distinct error in stream, explained; repeats (e.g. one per rank) are folded together."""
+    head: list[str] = []
+
+    def remember(lines: Iterable[str]):
+        for line in lines:
+            if len(head) <= BARE_MESSAGE_LINES:
+                head.append(line)
+            yield line
+
+    seen: dict[str, Diagnosis] = {}
+    for found in scan(remember(stream)):
+        key = dedupe_key(found.text)
+        if key in seen:
+            _merge_ranks(seen[key], found.ranks)
+            seen[key].facts["occurrences"] = seen[key].facts.get("occurrences", 1) + 1
+            continue
+        if len(seen) >= MAX_DISTINCT:
+            continue
+        diagnosis = explain_text(found.text, location=found.location())
+        diagnosis.facts["input_line"] = found.line
+        _merge_ranks(diagnosis, found.ranks)
+        seen[key] = diagnosis
+    if not seen and 0 < len(head) <= BARE_MESSAGE_LINES:
+        text = "".join(head).strip().strip("`").strip()
+        if text:
+            diagnosis = explain_text(text)
+            if diagnosis.rule is not None:
+                return [diagnosis]
+    return list(seen.values())
+
+
+def _merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:
+    if ranks:
+        merged = sorted(set(diagnosis.facts.get("ranks", [])) | set(ranks))
+        diagnosis.facts["ranks"] = merged
+
+
+def _text_block(name: str, diagnosis: Diagnosis, colour: bool) -> str:
+    line = diagnosis.facts.get("input_line")
+    where = f"{name}:{line}" if line else name
+    return f"== {where}\n{render_text(diagnosis, colour=colour)}\n"

@@ -1,0 +1,69 @@
+"""The Diagnosis: what the explainer found, independent of how it is shown."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+CATEGORIES = ("shape", "device", "dtype", "memory", "autograd", "data", "distributed", "numerics", "other")
+
+
+@dataclass
+class Location:
+    """The innermost frame of the user's own code on the failing path."""
+
+    file: str
+    line: int
+    code: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "code": self.code}
+
+
+@dataclass
+class Diagnosis:
+    """One explained error (or training signal). `to_dict()` is the documented JSON contract."""
+
+    rule: str | None
+    category: str
+    title: str
+    summary: str
+    error: str = ""
+    location: Location | None = None
+    culprits: list[dict[str, Any]] = field(default_factory=list)
+    fixes: list[str] = field(default_factory=list)
+    runbook: str | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+    # The explainer's own failures while building this (a probe that crashed): reported, not serialised.
+    internal_errors: list[str] = field(default_factory=list, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "category": self.category,
+            "title": self.title,
+            "summary": self.summary,
+            "error": self.error,
+            "location": self.location.to_dict() if self.location else None,
+            "culprits": [dict(c) for c in self.culprits],
+            "fixes": list(self.fixes),
+            "runbook": self.runbook,
+            "facts": _jsonable(self.facts),
+        }
+
+    def to_json(self, **extra: Any) -> str:
+        data = self.to_dict()
+        data.update(extra)
+        return json.dumps(data, ensure_ascii=False, sort_keys=False)
+
+
+def _jsonable(value: Any) -> Any:
+    """Facts are plain data; anything else becomes a type marker (str() could run user code)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return f"<{type(value).__name__}>"

@@ -1,0 +1,150 @@
+"""From an exception (live) or a message (text) to a Diagnosis."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from types import TracebackType
+from typing import Any
+
+from ._config import runbook_url
+from ._diagnosis import Diagnosis, Location
+from ._inspect import FrameRecord, user_location, walk_traceback
+from ._logscan import WORKER_RE, FoundError, split_embedded
+from ._probes import PROBES, Evidence, ProbeContext
+from ._rulebase import Match, RuleBase, default_rulebase
+from ._templates import render, render_first
+
+PROBE_BUDGET_S = 2.0
+MAX_CHAIN = 20
+
+
+def exception_text(exc: BaseException) -> str:
+    """The last line(s) of the traceback, as Python prints them: 'RuntimeError: ...'."""
+    return "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
+
+
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """exc, then its causes and contexts, innermost last, without cycles."""
+    chain, seen = [], set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(chain) < MAX_CHAIN:
+        seen.add(id(current))
+        chain.append(current)
+        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    return chain
+
+
+def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: RuleBase | None = None) -> Diagnosis:
+    """Explain a live exception; the torch error inside a chain is the one explained.
+
+    tb overrides exc.__traceback__ (an excepthook may be handed a trimmed traceback).
+    """
+    rulebase = rulebase or default_rulebase()
+    outer_records = walk_traceback(tb if tb is not None else exc.__traceback__)
+    for candidate in exception_chain(exc):
+        text = exception_text(candidate)
+        records = outer_records if candidate is exc else walk_traceback(candidate.__traceback__)
+        embedded = split_embedded(text)
+        if embedded is not None:
+            diagnosis = _explain_embedded(embedded, text, rulebase)
+            if diagnosis is not None:
+                return diagnosis
+        found = rulebase.match(text)
+        if found is not None:
+            return _diagnose(found, text, records, candidate)
+    return unknown(exception_text(exc), user_location(outer_records))
+
+
+def explain_text(text: str, *, location: Location | None = None, rulebase: RuleBase | None = None,
+                 extra_facts: dict[str, Any] | None = None) -> Diagnosis:
+    """Explain a message from its text alone (a pasted message, a line from a log)."""
+    rulebase = rulebase or default_rulebase()
+    embedded = split_embedded(text)
+    if embedded is not None:
+        diagnosis = _explain_embedded(embedded, text, rulebase)
+        if diagnosis is not None:
+            return diagnosis
+    found = rulebase.match(text)
+    if found is None:
+        return unknown(text, location)
+    return _diagnose(found, text, [], None, extra_facts=extra_facts, location=location)
+
+
+def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: RuleBase) -> Diagnosis | None:
+    """A DataLoader worker's re-raise: explain the original error, at the Dataset's line."""
+    head, inner = embedded
+    worker = WORKER_RE.search(head)
+    facts = {"dataloader_worker": int(worker.group("worker"))} if worker else {}
+    location = inner.location()
+    found = rulebase.match(inner.text)
+    if found is None:
+        found = rulebase.match(text)
+        if found is None:
+            return None
+        facts["original_error"] = inner.text.splitlines()[0][:500]
+        return _diagnose(found, text, [], None, extra_facts=facts, location=location)
+    return _diagnose(found, inner.text, [], None, extra_facts=facts, location=location)
+
+
+def unknown(text: str, location: Location | None) -> Diagnosis:
+    first = text.splitlines()[0] if text else ""
+    return Diagnosis(rule=None, category="other", title="No known PyTorch failure matches this error",
+                     summary=f"No rule in the knowledge base matches: {first[:300]}", error=text,
+                     location=location)
+
+
+def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseException | None,
+              extra_facts: dict[str, Any] | None = None, location: Location | None = None) -> Diagnosis:
+    rule = found.rule
+    error_type = text.split(":", 1)[0] if ":" in text.split("\n", 1)[0] else ""
+    facts: dict[str, Any] = dict(found.groups)
+    facts.update(extra_facts or {})
+    culprits: list[dict[str, Any]] = []
+    location = location or user_location(records)
+    problems: list[str] = []
+    if exc is not None:
+        evidence, problems = _run_probes(rule.probes, exc, records, facts)
+        facts.update(evidence.facts)
+        culprits = evidence.culprits
+        location = evidence.location or location
+    context = {"error_type": error_type, "message": text, **facts}
+    summary = render_first(rule.summary, context) or rule.title
+    fixes = []
+    for template in rule.fixes:
+        fix = render(template, context)
+        if fix and fix not in fixes:
+            fixes.append(fix)
+    diagnosis = Diagnosis(rule=rule.id, category=rule.category, title=rule.title, summary=summary, error=text,
+                          location=location, culprits=culprits, fixes=fixes, runbook=runbook_url(rule.id),
+                          facts={k: v for k, v in facts.items() if not k.startswith("_")},
+                          internal_errors=problems)
+    return diagnosis
+
+
+def _run_probes(names: list[str], exc: BaseException, records: list[FrameRecord],
+                facts: dict[str, Any]) -> tuple[Evidence, list[str]]:
+    merged = Evidence()
+    problems: list[str] = []
+    deadline = time.monotonic() + PROBE_BUDGET_S
+    context = ProbeContext(exc, records, dict(facts))
+    seen_names: set[str] = set()
+    for name in names:
+        if time.monotonic() > deadline:
+            problems.append(f"probe time budget spent before probe {name!r}")
+            break
+        try:
+            evidence = PROBES[name].function(context)
+        except Exception as error:  # a probe's own bug must not hide the diagnosis
+            problems.append(f"probe {name!r} failed: {type(error).__name__}: {error}")
+            continue
+        if evidence is None:
+            continue
+        merged.facts.update(evidence.facts)
+        context.facts.update(evidence.facts)
+        for culprit in evidence.culprits:
+            if culprit.get("name") not in seen_names:
+                seen_names.add(culprit.get("name"))
+                merged.culprits.append(culprit)
+        merged.location = merged.location or evidence.location
+    return merged, problems

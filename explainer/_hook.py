@@ -1,0 +1,86 @@
+"""sys.excepthook and threading.excepthook: Python's own traceback first, then the diagnosis."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import traceback
+from types import TracebackType
+from typing import Any, Callable, TextIO
+
+from ._explain import explain
+from ._render import choose_format, internal_failure_line, render
+
+_lock = threading.RLock()
+_state: dict[str, Any] = {"installed": False, "format": None, "previous": None, "previous_thread": None}
+
+
+def install(format: str | None = None) -> Callable:
+    """Hook uncaught exceptions in the main thread and in threads; returns the previous sys.excepthook.
+
+    Installing twice is harmless (the second call only changes the format). The previous hooks
+    still run first, so the traceback is exactly what it would have been.
+    """
+    fmt = choose_format(format) if format is not None else None
+    with _lock:
+        _state["format"] = fmt
+        if _state["installed"]:
+            return _state["previous"]
+        _state["previous"] = sys.excepthook
+        _state["previous_thread"] = threading.excepthook
+        sys.excepthook = _excepthook
+        threading.excepthook = _thread_excepthook
+        _state["installed"] = True
+        return _state["previous"]
+
+
+def uninstall() -> None:
+    """Put back the hooks that were there before install()."""
+    with _lock:
+        if not _state["installed"]:
+            return
+        if sys.excepthook is _excepthook:
+            sys.excepthook = _state["previous"]
+        if threading.excepthook is _thread_excepthook:
+            threading.excepthook = _state["previous_thread"]
+        _state.update(installed=False, previous=None, previous_thread=None)
+
+
+def is_installed() -> bool:
+    return bool(_state["installed"])
+
+
+def _excepthook(etype: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+    previous = _state["previous"] or sys.__excepthook__
+    previous(etype, value, tb)
+    if not issubclass(etype, (KeyboardInterrupt, SystemExit)):
+        report(value, tb, sys.stderr)
+
+
+def _thread_excepthook(args: Any) -> None:
+    previous = _state["previous_thread"] or threading.__excepthook__
+    previous(args)
+    if args.exc_value is not None and not issubclass(args.exc_type, (KeyboardInterrupt, SystemExit)):
+        report(args.exc_value, args.exc_traceback, sys.stderr)
+
+
+def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, fmt: str | None = None) -> None:
+    """Write the diagnosis of exc to stream; on any failure of our own, one line and nothing else."""
+    if stream is None:
+        return
+    try:
+        fmt = choose_format(fmt or _state["format"])
+        diagnosis = explain(exc, tb=tb)
+        text = render(diagnosis, fmt, stream)
+        if diagnosis.internal_errors:
+            text += internal_failure_line(diagnosis.internal_errors[0]).replace("no diagnosis", "partial diagnosis")
+    except Exception as error:  # the explainer must never make a crash worse
+        text = internal_failure_line(error)
+        if os.environ.get("EXPLAINER_DEBUG"):
+            text += "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    try:
+        stream.write(text)
+        stream.flush()
+    except Exception:
+        pass

@@ -1,0 +1,57 @@
+"""Live probes: small named functions that read the failing process and return evidence.
+
+A probe receives a ProbeContext and returns Evidence, or None when it has nothing to say. Rules
+name the probes they use; an unknown name is a rule-load error. A probe never calls user code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .._diagnosis import Location
+from .._inspect import FrameRecord
+
+
+@dataclass
+class ProbeContext:
+    exception: BaseException | None
+    records: list[FrameRecord]
+    facts: dict[str, Any]  # values read from the message so far
+
+
+@dataclass
+class Evidence:
+    facts: dict[str, Any] = field(default_factory=dict)
+    culprits: list[dict[str, Any]] = field(default_factory=list)
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    function: Callable[[ProbeContext], Evidence | None]
+    provides: tuple[str, ...]
+    doc: str
+
+
+PROBES: dict[str, Probe] = {}
+
+
+def probe(name: str, provides: tuple[str, ...] = ()):
+    """Register a probe under name; provides lists the facts its templates may use."""
+
+    def register(function: Callable[[ProbeContext], Evidence | None]):
+        if name in PROBES and PROBES[name].function is not function:
+            raise ValueError(f"probe {name!r} is registered twice")
+        PROBES[name] = Probe(name, function, tuple(provides), (function.__doc__ or "").strip())
+        return function
+
+    return register
+
+
+def load_builtin_probes() -> dict[str, Probe]:
+    # Imported for their registrations.
+    from . import shape  # noqa: F401
+
+    return PROBES

@@ -1,0 +1,58 @@
+"""Shared test helpers: run fixture scripts in this process and capture the real exception."""
+
+from __future__ import annotations
+
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def raise_fixture(relative: str) -> BaseException:
+    """Run fixtures/<relative> as __main__ in this process and return the exception it raises.
+
+    The exception keeps its traceback, so live probes see the fixture's real frames.
+    """
+    path = ROOT / relative if not relative.startswith("/") else Path(relative)
+    saved_argv, saved_path0 = sys.argv[:], sys.path[0]
+    sys.argv = [str(path)]
+    sys.path[0] = str(path.parent)
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except BaseException as exc:  # noqa: BLE001 - the fixture's error is the point
+        return exc
+    finally:
+        sys.argv, sys.path[0] = saved_argv, saved_path0
+    raise AssertionError(f"{relative} did not raise: the fixture no longer reproduces its error")
+
+
+def run_explainer(*args: str, env: dict | None = None, cwd: Path | None = None, stdin: str | None = None,
+                  timeout: float = 120) -> subprocess.CompletedProcess:
+    """`python -m explainer ARGS` in a subprocess, as a user would run it."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("EXPLAINER_")}
+    full_env.pop("NO_COLOR", None)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "explainer", *args], capture_output=True, text=True,
+                          cwd=cwd or ROOT, env=full_env, input=stdin, timeout=timeout)
+
+
+def run_python(*args: str, env: dict | None = None, cwd: Path | None = None,
+               timeout: float = 120) -> subprocess.CompletedProcess:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("EXPLAINER_")}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd or ROOT,
+                          env=full_env, timeout=timeout)
+
+
+@pytest.fixture(autouse=True)
+def _plain_environment(monkeypatch):
+    for name in list(os.environ):
+        if name.startswith("EXPLAINER_"):
+            monkeypatch.delenv(name)
+    monkeypatch.delenv("NO_COLOR", raising=False)
