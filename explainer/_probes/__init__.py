@@ -51,7 +51,10 @@ def probe(name: str, provides: tuple[str, ...] = ()):
 
 
 def load_builtin_probes() -> dict[str, Probe]:
-    # Imported for their registrations.
-    from . import shape  # noqa: F401
+    """Import every module of this package (one per family) for its registrations."""
+    import importlib
+    import pkgutil
 
+    for info in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{info.name}")
     return PROBES
