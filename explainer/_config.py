@@ -55,3 +55,12 @@ def runbook_path(rule_id: str) -> str:
 
 def runbook_url(rule_id: str) -> str:
     return runbook_base() + runbook_path(rule_id)
+
+
+def guide_path(slug: str) -> str:
+    """A method page (runbooks/guides/<slug>.md) inside the built site."""
+    return f"guide/{slug}/"
+
+
+def guide_url(slug: str) -> str:
+    return runbook_base() + guide_path(slug)

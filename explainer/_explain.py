@@ -110,16 +110,22 @@ def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseExce
         location = evidence.location or location
     context = {"error_type": error_type, "message": text, **facts}
     summary = render_first(rule.summary, context) or rule.title
-    fixes = []
-    for template in rule.fixes:
-        fix = render(template, context)
-        if fix and fix not in fixes:
-            fixes.append(fix)
+    fixes = render_fixes(rule.fixes, context)
     diagnosis = Diagnosis(rule=rule.id, category=rule.category, title=rule.title, summary=summary, error=text,
                           location=location, culprits=culprits, fixes=fixes, runbook=runbook_url(rule.id),
                           facts={k: v for k, v in facts.items() if not k.startswith("_")},
                           internal_errors=problems)
     return diagnosis
+
+
+def render_fixes(templates: list[str], context: dict[str, Any]) -> list[str]:
+    """Each fix whose facts are all known, without repeats."""
+    fixes: list[str] = []
+    for template in templates:
+        fix = render(template, context)
+        if fix and fix not in fixes:
+            fixes.append(fix)
+    return fixes
 
 
 def _run_probes(names: list[str], exc: BaseException, records: list[FrameRecord],
@@ -148,3 +154,15 @@ def _run_probes(names: list[str], exc: BaseException, records: list[FrameRecord]
                 merged.culprits.append(culprit)
         merged.location = merged.location or evidence.location
     return merged, problems
+
+
+def diagnose_signal(rule_id: str, facts: dict[str, Any], *, culprits: list[dict[str, Any]] | None = None,
+                    location: Location | None = None, rulebase: RuleBase | None = None) -> Diagnosis:
+    """A Diagnosis for a measured training signal (a 'signal' rule), with the same contract as errors."""
+    rulebase = rulebase or default_rulebase()
+    rule = rulebase.by_id[rule_id]
+    summary = render_first(rule.summary, facts) or rule.title
+    fixes = render_fixes(rule.fixes, facts)
+    return Diagnosis(rule=rule.id, category=rule.category, title=rule.title, summary=summary, error="",
+                     location=location, culprits=list(culprits or []), fixes=fixes,
+                     runbook=runbook_url(rule.id), facts=dict(facts))

@@ -44,6 +44,8 @@ class RuleBase:
         """Every rule that matches text, in the order they are tried."""
         text = text[:MAX_MATCH_CHARS]
         for rule in self.rules:
+            if rule.kind != "error":
+                continue
             found = match_rule(rule, text, self.timeouts)
             if found is not None:
                 yield found

@@ -18,9 +18,13 @@ from ._templates import ENVIRONMENT
 ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
 KNOWN_FIELDS = {
-    "id", "category", "title", "priority", "patterns", "summary", "fixes", "probes",
-    "examples", "counter_examples", "fixture", "related", "tags",
+    "id", "kind", "category", "title", "priority", "patterns", "summary", "fixes", "probes",
+    "examples", "counter_examples", "fixture", "related", "tags", "facts",
 }
+# "error" rules match exception messages; "signal" rules are raised by the training monitor and
+# curve analysis from measured facts, so they have no patterns.
+KINDS = ("error", "signal")
+GUIDES_DIR = "guides"
 # Facts every diagnosis has, whatever the pattern: usable in any template.
 COMMON_FACTS = frozenset({"error_type", "message"})
 
@@ -53,6 +57,8 @@ class Rule:
     tags: list[str] = field(default_factory=list)
     pack: str = "builtin"
     line: int = 1
+    kind: str = "error"
+    facts: list[str] = field(default_factory=list)
 
     @property
     def group_names(self) -> set[str]:
@@ -73,8 +79,11 @@ def builtin_rules_dir() -> Path:
 
 
 def rule_files(folder: Path) -> list[Path]:
-    """Every rule file below folder, in a stable order. README/index pages are not rules."""
-    return sorted(p for p in folder.rglob("*.md") if p.name.lower() not in {"readme.md", "index.md"})
+    """Every rule file below folder, in a stable order. README/index pages and guides/ are not rules."""
+    return sorted(
+        p for p in folder.rglob("*.md")
+        if p.name.lower() not in {"readme.md", "index.md"} and p.relative_to(folder).parts[0] != GUIDES_DIR
+    )
 
 
 def load_rule_file(path: Path, *, pack: str = "builtin", known_probes: dict[str, Any] | None = None,
@@ -153,7 +162,15 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     if not isinstance(priority, int) or isinstance(priority, bool):
         fail("priority", f"priority must be an integer, not {priority!r}")
 
-    raw_patterns = _string_list(data.get("patterns"), "patterns", fail, required=True)
+    kind = data.get("kind", "error")
+    if kind not in KINDS:
+        fail("kind", f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    is_signal = kind == "signal"
+    if is_signal and data.get("patterns"):
+        fail("patterns", "a signal rule has no patterns: it is raised from measured facts",
+             "list the facts its templates use under 'facts'")
+    declared_facts = _string_list(data.get("facts"), "facts", fail)
+    raw_patterns = _string_list(data.get("patterns"), "patterns", fail, required=not is_signal)
     patterns = []
     for i, source in enumerate(raw_patterns):
         try:
@@ -171,7 +188,7 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     groups: set[str] = set()
     for pattern in patterns:
         groups.update(pattern.groupindex)
-    provided = set(COMMON_FACTS) | groups
+    provided = set(COMMON_FACTS) | groups | set(declared_facts)
     for name in probes:
         if known_probes is not None and name in known_probes:
             provided.update(known_probes[name].provides)
@@ -181,11 +198,11 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     for fld, templates in (("summary", summary), ("fixes", fixes)):
         for i, source in enumerate(templates):
             _check_template(source, f"{fld}[{i}]", provided, fail)
-    if not any(_template_fields(s) <= (set(COMMON_FACTS) | groups) for s in summary):
+    if not is_signal and not any(_template_fields(s) <= (set(COMMON_FACTS) | groups) for s in summary):
         fail("summary", "no summary template can be filled from the message alone",
              "add a last summary that uses only the patterns' named groups, for pasted messages")
 
-    examples = _examples(data.get("examples"), "examples", fail, lines, required=True)
+    examples = _examples(data.get("examples"), "examples", fail, lines, required=not is_signal)
     counter_examples = _examples(data.get("counter_examples"), "counter_examples", fail, lines)
     fixture = data.get("fixture")
     if fixture is not None and not isinstance(fixture, str):
@@ -199,7 +216,7 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
         id=rule_id, category=category, title=title.strip(), patterns=patterns, summary=summary,
         fixes=fixes, probes=probes, examples=examples, counter_examples=counter_examples,
         body=body, file=file, priority=priority, fixture=fixture, related=related, tags=tags,
-        pack=pack, line=lines.get("id", 2),
+        pack=pack, line=lines.get("id", 2), kind=kind, facts=declared_facts,
     )
 
 
