@@ -45,6 +45,18 @@ class FrameRecord:
     def locals(self) -> dict[str, Any]:
         return self.frame.f_locals if self.frame is not None else {}
 
+    @property
+    def globals(self) -> dict[str, Any]:
+        return self.frame.f_globals if self.frame is not None else {}
+
+    def namespace(self) -> dict[str, Any]:
+        """Names as the frame's code sees them: locals over globals (a copy; never the frame's own dict)."""
+        merged: dict[str, Any] = {}
+        for table in (self.globals, self.locals):
+            if isinstance(table, dict) and len(table) <= MAX_LOCALS:
+                merged.update(table)
+        return merged
+
     def segment(self) -> str | None:
         """The source text of the failing sub-expression (Python 3.11+ positions), if known."""
         if not self.positions:
@@ -163,7 +175,7 @@ def failing_expression(record: FrameRecord) -> FailingExpression | None:
     except SyntaxError:
         return None
     text = segment.strip()
-    local_vars = record.locals
+    local_vars = record.namespace()
     if isinstance(node, ast.Call):
         args = [_operand(a, local_vars) for a in node.args]
         args += [_operand(k.value, local_vars) for k in node.keywords]
@@ -325,12 +337,15 @@ def module_path(root: Any, target: Any) -> str | None:
 
 
 def module_roots(records: list[FrameRecord]) -> Iterator[tuple[str, Any]]:
-    """nn.Module objects named in user frames, outermost frame first."""
-    for record in user_frames(records):
-        local_vars = record.locals
-        if not isinstance(local_vars, dict):
+    """nn.Module objects named in user frames: locals outermost frame first, then module globals."""
+    frames = user_frames(records)
+    tables = [r.locals for r in frames] + [r.globals for r in frames]
+    seen_tables: set[int] = set()
+    for table in tables:
+        if not isinstance(table, dict) or id(table) in seen_tables:
             continue
-        for i, (name, value) in enumerate(list(local_vars.items())):
+        seen_tables.add(id(table))
+        for i, (name, value) in enumerate(list(table.items())):
             if i >= MAX_LOCALS:
                 break
             if is_module(value):

@@ -250,7 +250,7 @@ def _examples(value: Any, fld: str, fail, lines: dict[str, int], *, required: bo
         if not isinstance(source, str) or not source.strip():
             fail(f"{fld}[{i}]", "each entry needs a 'source': the fixture script or the URL it was copied from")
         line = lines.get(f"{fld}[{i}]")
-        out.append(Example(item["message"].rstrip("\n"), source, line + 2 if line is not None else None))
+        out.append(Example(item["message"].rstrip("\n"), source, line))
     if required and not out:
         fail(fld, "at least one verbatim example message is required")
     return out

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import builtins
+import importlib.machinery
+import io
 import os
-import runpy
 import signal
 import sys
+import types
 
 from ._hook import install
 
@@ -25,7 +28,7 @@ def run_script(path: str, args: list[str], fmt: str | None = None) -> int:
     sys.path[0] = os.path.dirname(os.path.realpath(filename))
     install(fmt)
     try:
-        runpy.run_path(filename, run_name="__main__")
+        _exec_as_main(filename)
     except SystemExit:
         raise
     except BaseException as exc:  # noqa: BLE001 - every uncaught exception is reported like Python does
@@ -38,8 +41,22 @@ def run_script(path: str, args: list[str], fmt: str | None = None) -> int:
     return 0
 
 
+def _exec_as_main(filename: str) -> None:
+    """What the interpreter does for `python SCRIPT`: a fresh __main__ module, the script's code in it."""
+    main = types.ModuleType("__main__")
+    main.__file__ = filename
+    main.__builtins__ = builtins
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", filename)
+    main.__spec__ = None
+    sys.modules["__main__"] = main
+    with io.open_code(filename) as handle:
+        source = handle.read()
+    code = compile(source, filename, "exec", dont_inherit=True)
+    exec(code, main.__dict__)
+
+
 def _from_script(tb, filename):
-    """Drop the runner's and runpy's frames so the traceback starts where `python SCRIPT`'s does."""
+    """Drop the runner's own frames so the traceback starts where `python SCRIPT`'s does."""
     current = tb
     while current is not None and current.tb_frame.f_code.co_filename != filename:
         current = current.tb_next

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from .._inspect import (MISSING, describe_module, describe_tensor, failing_expression, format_shape,
-                        innermost_user_frame, is_tensor, module_frames, module_repr, name_module, safe_getattr)
+import ast
+import linecache
+import math
+import re
+from typing import Any
+
+from .._inspect import (MISSING, FrameRecord, child_modules, describe_module, describe_tensor, failing_expression,
+                        format_shape, innermost_user_frame, is_module, is_tensor, module_frames, module_repr,
+                        name_module, resolve, resolve_text, safe_getattr, tensor_facts, user_frames)
 from . import Evidence, ProbeContext, probe
 
 
@@ -26,16 +33,17 @@ def _input_operand(ctx: ProbeContext, module, torch_record):
             if candidate is not MISSING and is_tensor(candidate):
                 value = candidate
                 break
-    name = None
+    name = callee = None
     user = innermost_user_frame(ctx.records)
     expr = failing_expression(user) if user is not None else None
-    if expr is not None and expr.kind == "call" and expr.operands:
-        if expr.callee is not None and expr.callee.value is module:
+    if expr is not None and expr.kind == "call" and expr.callee is not None and expr.callee.value is module:
+        callee = expr.callee.text
+        if expr.operands:
             first = expr.operands[0]
             name = first.text
             if value is MISSING and is_tensor(first.value):
                 value = first.value
-    return name, value, expr
+    return name, value, expr, callee
 
 
 @probe("linear_operands", provides=("module", "module_repr", "in_features", "out_features", "input_name",
@@ -48,8 +56,8 @@ def linear_operands(ctx: ProbeContext) -> Evidence | None:
         return _matmul_operands(ctx)
     in_features = safe_getattr(module, "in_features")
     out_features = safe_getattr(module, "out_features")
-    module_name = name_module(module, ctx.records) or type(module).__name__
-    input_name, value, expr = _input_operand(ctx, module, torch_record)
+    input_name, value, expr, callee = _input_operand(ctx, module, torch_record)
+    module_name = name_module(module, ctx.records) or callee or type(module).__name__
     facts = {"module": module_name, "module_repr": module_repr(module)}
     if isinstance(in_features, int):
         facts["in_features"] = in_features

@@ -1,0 +1,299 @@
+"""Probes for the device family: every tensor the failing operation touched, its device, the odd
+one out, and where the move belongs (a variable to move, a tensor created without `device=`, a plain
+tensor attribute that should be a buffer, modules kept in a Python list instead of nn.ModuleList)."""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from .._inspect import (MISSING, FrameRecord, child_modules, describe_tensor, failing_expression,
+                        innermost_user_frame, is_module, is_tensor, module_frames, module_roots, name_module,
+                        resolve, user_frames)
+from . import Evidence, ProbeContext, probe
+
+MAX_TENSORS = 400  # per module walk: enough for any layer, bounded for a large model
+MAX_CULPRITS = 12
+MAX_SOURCE_LINES = 400
+# Factories that put a new tensor on the default device unless `device=` is given.
+FACTORY_RE = re.compile(r"\btorch\.(zeros|ones|empty|full|rand|randn|randint|randperm|arange|linspace|"
+                        r"logspace|eye|tensor|as_tensor|from_numpy|Tensor|FloatTensor|LongTensor)\s*\(")
+
+
+@dataclass
+class Holding:
+    """A tensor reachable from the failure, named as the user's code reaches it."""
+
+    name: str
+    tensor: Any
+    kind: str  # operand, local, parameter, buffer, attribute, listed
+    owner: str | None = None  # the module path holding it, for parameters/buffers/attributes
+    container: str | None = None  # 'model.layers' when the owning module sits in a plain list
+
+
+def _dict(obj: Any) -> dict:
+    try:
+        inst = object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        return {}
+    return inst if isinstance(inst, dict) else {}
+
+
+def _table(module: Any, name: str) -> dict:
+    table = _dict(module).get(name)
+    return table if isinstance(table, dict) else {}
+
+
+def module_tensors(module: Any, prefix: str, container: str | None = None) -> list[Holding]:
+    """Parameters, buffers and plain tensor attributes of module and its submodules, plus modules
+    hidden in plain lists/tuples/dicts (which nn.Module.to() never visits)."""
+    found: list[Holding] = []
+    queue = [(prefix, module, container)]
+    seen = {id(module)}
+    while queue and len(found) < MAX_TENSORS:
+        path, current, inside = queue.pop(0)
+        for table, kind in (("_parameters", "parameter"), ("_buffers", "buffer")):
+            for key, value in list(_table(current, table).items()):
+                if value is not None and is_tensor(value):
+                    found.append(Holding(f"{path}.{key}", value, kind, path, inside))
+        for key, value in list(_dict(current).items()):
+            if key.startswith("_"):
+                continue
+            if is_tensor(value):
+                found.append(Holding(f"{path}.{key}", value, "attribute", path, inside))
+            elif isinstance(value, (list, tuple)):
+                for i, item in enumerate(value[:64]):
+                    if is_module(item) and id(item) not in seen:
+                        seen.add(id(item))
+                        queue.append((f"{path}.{key}[{i}]", item, f"{path}.{key}"))
+            elif isinstance(value, dict):
+                for item_key, item in list(value.items())[:64]:
+                    if is_module(item) and id(item) not in seen:
+                        seen.add(id(item))
+                        queue.append((f"{path}.{key}[{item_key!r}]", item, f"{path}.{key}"))
+        for key, child in list(child_modules(current).items()):
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                queue.append((f"{path}.{key}", child, inside))
+    return found
+
+
+def local_name(value: Any, records: list[FrameRecord]) -> tuple[str, FrameRecord] | tuple[None, None]:
+    """The name a user frame binds to value (innermost frame first), by identity."""
+    for record in reversed(user_frames(records)):
+        local_vars = record.locals
+        if not isinstance(local_vars, dict):
+            continue
+        for key, item in list(local_vars.items()):
+            if item is value and not key.startswith("__"):
+                return key, record
+    return None, None
+
+
+def outermost_binding(value: Any, records: list[FrameRecord]) -> tuple[str, FrameRecord] | tuple[None, None]:
+    """The outermost user frame that binds value: where the caller can still move or convert it."""
+    for record in user_frames(records):
+        local_vars = record.locals
+        if not isinstance(local_vars, dict):
+            continue
+        for key, item in list(local_vars.items()):
+            if item is value and not key.startswith("__"):
+                return key, record
+    return None, None
+
+
+def assignment(record: FrameRecord, name: str) -> tuple[int, str] | None:
+    """The last line before the failing one, in the same function, that assigns `name = ...`."""
+    frame = record.frame
+    if frame is None:
+        return None
+    first = frame.f_code.co_firstlineno
+    start = max(first, record.lineno - MAX_SOURCE_LINES)
+    pattern = re.compile(rf"^\s*{re.escape(name)}\s*(?::[^=]+)?=(?!=)")
+    for lineno in range(record.lineno, start - 1, -1):
+        line = linecache.getline(record.filename, lineno)
+        if pattern.match(line):
+            return lineno, line.strip()
+    return None
+
+
+def line_names(record: FrameRecord) -> list[tuple[str, Any]]:
+    """Names and attribute chains used by the failing line, resolved without running code."""
+    try:
+        tree = ast.parse(record.code.rstrip(":").strip(), mode="exec")
+    except SyntaxError:
+        try:
+            tree = ast.parse(record.code.strip().rstrip("(").strip(), mode="exec")
+        except SyntaxError:
+            return []
+    found, seen = [], set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            text = ast.unparse(node)
+            if text in seen:
+                continue
+            seen.add(text)
+            value = resolve(node, record.locals)
+            if value is not MISSING:
+                found.append((text, value))
+    return found
+
+
+def gather(ctx: ProbeContext) -> tuple[list[Holding], list[Holding], Any]:
+    """(tensors the failing operation touched, registered tensors of the user's root model, failing module)."""
+    holdings: dict[int, Holding] = {}
+
+    def add(item: Holding) -> None:
+        holdings.setdefault(id(item.tensor), item)
+
+    user = innermost_user_frame(ctx.records)
+    expr = failing_expression(user) if user is not None else None
+    called_module = None
+    if expr is not None:
+        if expr.callee is not None and is_module(expr.callee.value):
+            called_module = expr.callee.value
+        for operand in expr.operands:
+            if is_tensor(operand.value):
+                add(Holding(operand.text, operand.value, "operand"))
+    frames = module_frames(ctx.records)
+    failing_module = frames[-1][1] if frames else called_module
+    # The module whose forward raised, and every module frame in between, with their inputs.
+    for record, module in reversed(frames):
+        for key in ("input", "x", "hx", "query", "target"):
+            value = record.locals.get(key, MISSING) if isinstance(record.locals, dict) else MISSING
+            if is_tensor(value):
+                name, _ = local_name(value, ctx.records)
+                add(Holding(name or key, value, "operand"))
+    if user is not None:
+        for text, value in line_names(user):
+            if is_tensor(value):
+                add(Holding(text, value, "local"))
+    roots = list(module_roots(ctx.records))
+    registered: list[Holding] = []
+    named_roots: list[tuple[str, Any]] = []
+    for root_name, root in roots:
+        if any(root is other for _, other in named_roots):
+            continue
+        named_roots.append((root_name, root))
+    # Prefer the outermost name ('model' over 'self') for the same object.
+    by_id: dict[int, Holding] = {}
+    for root_name, root in named_roots:
+        for item in module_tensors(root, root_name):
+            if id(item.tensor) not in by_id:
+                by_id[id(item.tensor)] = item
+                registered.append(item)
+    for module in {id(m): m for m in [failing_module, called_module] if m is not None}.values():
+        path = name_module(module, ctx.records)
+        prefix = path or type(module).__name__
+        for item in module_tensors(module, prefix):
+            add(by_id.get(id(item.tensor), item))
+    # Resolve the modules the root holds in plain containers (name_module cannot reach them).
+    for item in list(holdings.values()):
+        if item.kind in ("parameter", "buffer", "attribute") and item.container is None:
+            better = by_id.get(id(item.tensor))
+            if better is not None:
+                holdings[id(item.tensor)] = better
+    return list(holdings.values())[:MAX_TENSORS], registered, failing_module
+
+
+def _device(tensor: Any) -> str:
+    return str(tensor.device)
+
+
+def reference_device(touched: list[Holding], registered: list[Holding]) -> str | None:
+    """Where the model lives: the commonest device of the registered parameters and buffers that
+    model.to() moves; without a model, the commonest device among the touched tensors."""
+    proper = [h for h in registered if h.kind in ("parameter", "buffer") and h.container is None]
+    pool = proper or touched
+    counts = Counter(_device(h.tensor) for h in pool)
+    if not counts:
+        return None
+    ranked = counts.most_common()
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return None
+    return ranked[0][0]
+
+
+def _device_expr(record: FrameRecord | None, device: str) -> str:
+    """`device` when the frame has such a variable, else the literal."""
+    if record is not None and isinstance(record.locals, dict):
+        value = record.locals.get("device", MISSING)
+        if value is not MISSING and (isinstance(value, str) or type(value).__name__ == "device"):
+            return "device"
+    return f'"{device}"'
+
+
+def explain_odd(item: Holding, ref_device: str, touched: list[Holding], ctx: ProbeContext) -> tuple[str, str]:
+    """(why this tensor is on the odd device, the one change that fixes it)."""
+    if item.container is not None:
+        holder = item.container
+        return (f"{holder} is a plain Python container, so model.to() never moved the modules in it",
+                f"Build `{holder}` with `nn.ModuleList([...])` (or `nn.ModuleDict`), so `.to({ref_device!r})`, "
+                f"`.parameters()` and `state_dict()` see the layers inside it.")
+    if item.kind == "attribute":
+        attr = item.name.rsplit(".", 1)[-1]
+        return (f"{item.name} is a plain tensor attribute, not a buffer, so model.to() did not move it",
+                f"`{item.name}` is a plain tensor attribute, not a buffer: in `__init__` write "
+                f"`self.register_buffer(\"{attr}\", <tensor>)` instead of `self.{attr} = <tensor>`, so "
+                f"`model.to(device)` moves it.")
+    if item.kind in ("parameter", "buffer"):
+        owner = item.owner or item.name.rsplit(".", 1)[0]
+        return (f"{owner} was not moved with the rest of the model",
+                f"Move `{owner}` with the model: call `model.to(device)` after building or replacing `{owner}` "
+                f"(it is on {_device(item.tensor)}, the rest on {ref_device}).")
+    name, record = local_name(item.tensor, ctx.records)
+    if name is not None and record is not None:
+        created = assignment(record, name)
+        if created is not None and FACTORY_RE.search(created[1]) and "device=" not in created[1]:
+            lineno, code = created
+            source = next((h.name for h in touched if h.kind in ("operand", "local")
+                           and _device(h.tensor) == ref_device and h.name.isidentifier()), None)
+            device_arg = f"device={source}.device" if source else f"device={_device_expr(record, ref_device)}"
+            return (f"{name} is created on line {lineno} without device=, so it lands on {_device(item.tensor)}",
+                    f"Create `{name}` on the right device: add `{device_arg}` to `{code}` on line {lineno}.")
+    outer, outer_record = outermost_binding(item.tensor, ctx.records)
+    if outer is not None and outer_record is not None:
+        where = f"before `{outer_record.code}` on line {outer_record.lineno}"
+        return (f"{outer} was never moved to {ref_device}",
+                f"Move `{outer}` with `{outer} = {outer}.to({_device_expr(outer_record, ref_device)})` {where}.")
+    return (f"{item.name} is on {_device(item.tensor)}",
+            f"Move `{item.name}` to {ref_device} with `.to({ref_device!r})` before this operation.")
+
+
+@probe("device_operands", provides=("odd_name", "odd_device", "odd_reason", "ref_name", "ref_device",
+                                     "move_fix", "devices", "tensor_count"))
+def device_operands(ctx: ProbeContext) -> Evidence | None:
+    """Every tensor, parameter and buffer behind a device mismatch, and which one is on the odd device."""
+    touched, registered, _ = gather(ctx)
+    if not touched:
+        return None
+    devices = sorted({_device(h.tensor) for h in touched})
+    facts: dict[str, Any] = {"devices": ", ".join(devices), "tensor_count": len(touched)}
+    ref = reference_device(touched, registered) if len(devices) > 1 else None
+    culprits = []
+    if ref is None:
+        for item in touched[:MAX_CULPRITS]:
+            culprits.append(describe_tensor(item.name, item.tensor, role=item.kind))
+        return Evidence(facts, culprits)
+    odd = [h for h in touched if _device(h.tensor) != ref]
+    right = [h for h in touched if _device(h.tensor) == ref]
+    if not odd:
+        return Evidence(facts, [describe_tensor(h.name, h.tensor, role=h.kind) for h in touched[:MAX_CULPRITS]])
+    # Plain attributes, listed modules and tensors built in forward explain more than an operand that merely
+    # carries the wrong device through, so they come first.
+    rank = {"attribute": 0, "parameter": 1, "buffer": 1, "local": 2, "operand": 2}
+    odd.sort(key=lambda h: (0 if h.container else rank.get(h.kind, 3)))
+    first = odd[0]
+    reason, fix = explain_odd(first, ref, touched, ctx)
+    reference = next((h for h in right if h.kind == "parameter"), right[0] if right else None)
+    facts.update({"odd_name": first.name, "odd_device": _device(first.tensor), "odd_reason": reason,
+                  "ref_device": ref, "move_fix": fix})
+    if reference is not None:
+        facts["ref_name"] = reference.name
+    culprits = [describe_tensor(h.name, h.tensor, role=h.kind, odd_one_out=True) for h in odd[:MAX_CULPRITS]]
+    culprits += [describe_tensor(h.name, h.tensor, role=h.kind) for h in right[:max(0, MAX_CULPRITS - len(culprits))]]
+    return Evidence(facts, culprits)

@@ -1,0 +1,118 @@
+"""Rule files are validated on load, with errors naming the file, line, rule and field."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from explainer._errors import RuleError
+from explainer._probes import load_builtin_probes
+from explainer._rulebase import build_rulebase
+from explainer._rules import load_rule_file
+
+PROBES = load_builtin_probes()
+
+GOOD = """\
+---
+id: acme.loader_timeout
+category: data
+title: The in-house loader timed out
+patterns:
+  - 'AcmeLoaderTimeout: shard (?P<shard>\\d+) took (?P<seconds>\\d+)s'
+summary:
+  - "Shard {{ shard }} took {{ seconds }} s."
+fixes:
+  - "Raise the timeout above {{ seconds }} s."
+examples:
+  - message: "AcmeLoaderTimeout: shard 7 took 120s"
+    source: https://example.invalid/acme/runbook
+---
+## What it means
+The loader gave up.
+"""
+
+
+def _write(tmp_path, text, name="rule.md"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def _error(tmp_path, text) -> RuleError:
+    with pytest.raises(RuleError) as info:
+        load_rule_file(_write(tmp_path, text), known_probes=PROBES)
+    return info.value
+
+
+def test_a_good_rule_loads(tmp_path):
+    rule = load_rule_file(_write(tmp_path, GOOD), known_probes=PROBES)
+    assert rule.id == "acme.loader_timeout" and rule.group_names == {"shard", "seconds"}
+    assert rule.examples[0].line == 12
+
+
+def test_bad_regex_names_file_line_rule_and_field(tmp_path):
+    error = _error(tmp_path, GOOD.replace("(?P<seconds>\\d+)s'", "(?P<seconds>\\d+s'"))
+    assert error.rule == "acme.loader_timeout" and error.field == "patterns[0]" and error.line == 6
+    assert str(error).startswith(f"{tmp_path / 'rule.md'}:6: rule acme.loader_timeout: patterns[0]: pattern does not compile")
+
+
+def test_template_field_not_in_any_group(tmp_path):
+    error = _error(tmp_path, GOOD.replace("Raise the timeout above {{ seconds }}", "Raise {{ timeout }}"))
+    assert error.field == "fixes[0]" and "timeout" in error.message and error.line == 10
+    assert "available:" in error.hint
+
+
+def test_unknown_probe(tmp_path):
+    error = _error(tmp_path, GOOD.replace("summary:", "probes: [no_such_probe]\nsummary:"))
+    assert error.field == "probes[0]" and "no_such_probe" in error.message
+
+
+def test_missing_examples_and_body(tmp_path):
+    without_examples = GOOD.split("examples:")[0] + "---\nbody\n"
+    assert _error(tmp_path, without_examples).field == "examples"
+    without_body = GOOD.split("## What")[0]
+    assert "runbook text" in _error(tmp_path, without_body).message
+
+
+def test_bad_category_unknown_field_and_bad_id(tmp_path):
+    assert _error(tmp_path, GOOD.replace("category: data", "category: misc")).field == "category"
+    assert _error(tmp_path, GOOD.replace("title:", "colour: red\ntitle:")).field == "colour"
+    assert _error(tmp_path, GOOD.replace("acme.loader_timeout", "Loader Timeout")).field == "id"
+
+
+def test_yaml_is_loaded_safely(tmp_path):
+    error = _error(tmp_path, GOOD.replace("title: The in-house loader timed out",
+                                          "title: !!python/object/apply:os.system ['echo pwned']"))
+    assert "invalid YAML" in error.message
+
+
+def test_summary_must_work_from_the_message_alone(tmp_path):
+    text = GOOD.replace("summary:", "probes: [linear_operands]\nsummary:").replace(
+        '"Shard {{ shard }} took {{ seconds }} s."', '"{{ module }} is slow"')
+    assert _error(tmp_path, text).field == "summary"
+
+
+def test_duplicate_ids_name_both_files(tmp_path):
+    one = tmp_path / "a"
+    two = tmp_path / "b"
+    one.mkdir()
+    two.mkdir()
+    _write(one, GOOD)
+    _write(two, GOOD)
+    base = build_rulebase([("team1", one), ("team2", two)], PROBES)
+    assert len(base.rules) == 1
+    (problem,) = base.problems
+    assert "duplicate id" in problem.message and str(one / "rule.md") in problem.message
+
+
+def test_priority_then_pack_order_decides(tmp_path):
+    low = tmp_path / "low"
+    high = tmp_path / "high"
+    low.mkdir()
+    high.mkdir()
+    _write(low, GOOD)
+    _write(high, GOOD.replace("acme.loader_timeout", "acme.loader_slow").replace("category: data", "priority: 3\ncategory: data"))
+    base = build_rulebase([("a", low), ("b", high)], PROBES)
+    assert base.match("AcmeLoaderTimeout: shard 7 took 120s").rule.id == "acme.loader_slow"
+    assert [r.id for r in base.rules] == ["acme.loader_slow", "acme.loader_timeout"]
