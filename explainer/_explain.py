@@ -103,8 +103,9 @@ def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseExce
     culprits: list[dict[str, Any]] = []
     location = location or user_location(records)
     problems: list[str] = []
-    if exc is not None:
-        evidence, problems = _run_probes(rule.probes, exc, records, facts)
+    names = rule.probes if exc is not None else [n for n in rule.probes if not PROBES[n].live]
+    if names:
+        evidence, problems = _run_probes(names, exc, records, facts)
         facts.update(evidence.facts)
         culprits = evidence.culprits
         location = evidence.location or location
@@ -128,7 +129,7 @@ def render_fixes(templates: list[str], context: dict[str, Any]) -> list[str]:
     return fixes
 
 
-def _run_probes(names: list[str], exc: BaseException, records: list[FrameRecord],
+def _run_probes(names: list[str], exc: BaseException | None, records: list[FrameRecord],
                 facts: dict[str, Any]) -> tuple[Evidence, list[str]]:
     merged = Evidence()
     problems: list[str] = []

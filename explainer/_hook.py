@@ -9,8 +9,8 @@ import traceback
 from types import TracebackType
 from typing import Any, Callable, TextIO
 
-from ._explain import explain
 from ._render import choose_format, internal_failure_line, render
+from ._rulebase import problems_notice
 
 _lock = threading.RLock()
 _state: dict[str, Any] = {"installed": False, "format": None, "previous": None, "previous_thread": None}
@@ -65,6 +65,13 @@ def _thread_excepthook(args: Any) -> None:
         report(args.exc_value, args.exc_traceback, sys.stderr)
 
 
+def explain(exc: BaseException, tb: TracebackType | None = None):
+    # Imported at the moment of a crash, so that install() costs almost nothing at start-up.
+    from ._explain import explain as explain_exception
+
+    return explain_exception(exc, tb=tb)
+
+
 def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, fmt: str | None = None) -> None:
     """Write the diagnosis of exc to stream; on any failure of our own, one line and nothing else."""
     if stream is None:
@@ -75,6 +82,7 @@ def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, 
         text = render(diagnosis, fmt, stream)
         if diagnosis.internal_errors:
             text += internal_failure_line(diagnosis.internal_errors[0]).replace("no diagnosis", "partial diagnosis")
+        text += problems_notice()
     except Exception as error:  # the explainer must never make a crash worse
         text = internal_failure_line(error)
         if os.environ.get("EXPLAINER_DEBUG"):
@@ -82,5 +90,9 @@ def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, 
     try:
         stream.write(text)
         stream.flush()
-    except Exception:
-        pass
+    except Exception as error:
+        try:
+            stream.write("\n" + internal_failure_line(f"cannot write the diagnosis: {type(error).__name__}"))
+            stream.flush()
+        except Exception:
+            pass

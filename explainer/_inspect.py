@@ -12,6 +12,7 @@ import linecache
 import os
 import sys
 import sysconfig
+from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 from types import FrameType, TracebackType
@@ -261,20 +262,32 @@ def dtype_name(dtype: Any) -> str:
 
 
 def tensor_facts(tensor: Any) -> dict[str, Any]:
-    """shape, dtype, device, requires_grad and grad_fn: never values."""
+    """shape, dtype, device, requires_grad and grad_fn: never values.
+
+    Nested (ragged) tensors have no single shape: they get shape None and their rank.
+    """
     torch = _torch()
     with torch._C.DisableTorchFunction():
-        shape = tuple(int(d) for d in torch.Tensor.size(tensor))
+        try:
+            shape: list[int] | None = [int(d) for d in torch.Tensor.size(tensor)]
+        except (RuntimeError, TypeError, ValueError):
+            shape = None
         facts: dict[str, Any] = {
-            "shape": list(shape),
+            "shape": shape,
             "dtype": dtype_name(tensor.dtype),
             "device": str(tensor.device),
             "requires_grad": bool(tensor.requires_grad),
         }
+        if shape is None:
+            facts["ndim"] = int(torch.Tensor.dim(tensor))
+        if tensor.layout is not torch.strided:
+            facts["layout"] = str(tensor.layout).removeprefix("torch.")
+        if tensor.is_nested:
+            facts["layout"] = "nested"
         grad_fn = tensor.grad_fn
         if grad_fn is not None:
             facts["grad_fn"] = type(grad_fn).__name__
-    if type(tensor) is not torch.Tensor:
+    if type(tensor) is not torch.Tensor and type(tensor) is not torch.nn.Parameter:
         facts["type"] = type(tensor).__name__
     return facts
 
@@ -284,8 +297,9 @@ def describe_tensor(name: str, tensor: Any, **extra: Any) -> dict[str, Any]:
     kind = "parameter" if issubclass(type(tensor), _torch().nn.Parameter) else "tensor"
     culprit = {"name": name, "kind": kind, "shape": facts["shape"], "dtype": facts["dtype"],
                "device": facts["device"], "requires_grad": facts["requires_grad"]}
-    if "grad_fn" in facts:
-        culprit["grad_fn"] = facts["grad_fn"]
+    for optional in ("grad_fn", "layout", "ndim", "type"):
+        if optional in facts:
+            culprit[optional] = facts[optional]
     culprit.update(extra)
     return culprit
 
@@ -319,11 +333,11 @@ def module_path(root: Any, target: Any) -> str | None:
     """Dotted path of target inside root ('' for root itself), walking _modules breadth first."""
     if root is target:
         return ""
-    queue: list[tuple[str, Any]] = [("", root)]
+    queue: deque[tuple[str, Any]] = deque([("", root)])
     seen = {id(root)}
     visited = 0
     while queue and visited < MAX_MODULES:
-        prefix, module = queue.pop(0)
+        prefix, module = queue.popleft()
         visited += 1
         for name, child in list(child_modules(module).items()):
             if child is None or id(child) in seen:

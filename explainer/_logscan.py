@@ -27,9 +27,21 @@ PREFIX_RES = [
     re.compile(r"^[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+[^\]]+\]\s*"),
     # ERROR:root:...  /  ERROR: ...
     re.compile(r"^(?:ERROR|CRITICAL|FATAL):(?:[\w.]+:)?\s*"),
+    # bracketed glog, as ProcessGroupNCCL prints it: [E501 10:10:05.408271257 ProcessGroupNCCL.cpp:607]
+    # and, in older versions, [E ProcessGroupNCCL.cpp:737]
+    re.compile(r"^\[[EWIF](?:\d{4} \d{2}:\d{2}:\d{2}\.\d+)?\s*(?:\d+\s+)?[\w./-]+:\d+\]\s*"),
     # markdown quotes
     re.compile(r"^>\s?"),
 ]
+CONTINUATION_PREFIXES = (PREFIX_RES[-1],)  # a quoted line continues the quote; others start a record
+# Messages some components log without a 'SomeError:' header. Each pattern has a 'message' group
+# (where the explained text starts) and may have a 'rank' group.
+MARKER_RES = [
+    re.compile(r"(?:\[Rank (?P<rank>\d+)\]\s*)?(?:NCCL watchdog thread terminated with exception: "
+               r"(?:\[Rank \d+\]\s*)?)?(?P<message>Watchdog caught collective operation timeout: .*)"),
+]
+INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
+MAX_STREAMS = 1024
 TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
 FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 EXCEPTION_RE = re.compile(
@@ -38,7 +50,12 @@ EXCEPTION_RE = re.compile(
 CHAIN_RE = re.compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
 EMBEDDED_RE = re.compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent call last\):\s*\n(?P<rest>.*)\Z", re.S)
 WORKER_RE = re.compile(r"in DataLoader worker process (?P<worker>\d+)")
-RANK_WORDS_RE = re.compile(r"(?i)\b(rank|process|pid)\s*[=:]?\s*\d+")
+# What differs between copies of one error printed by several ranks or worker processes.
+DEDUPE_RES = [
+    (re.compile(r"(?i)\b(rank|process|pid)\s*[=:]?\s*\d+"), r"\1 N"),
+    (re.compile(r"\bpid\(s\) [\d, ]+"), "pid(s) N"),
+    (re.compile(r"\bran for \d+ milliseconds"), "ran for N milliseconds"),
+]
 
 
 @dataclass
@@ -77,6 +94,8 @@ def looks_like_user_path(path: str) -> bool:
     lowered = path.replace("\\", "/")
     if "/site-packages/" in lowered or "/dist-packages/" in lowered:
         return False
+    if re.search(r"/s?bin/[^/]+$", lowered) and not lowered.endswith(".py"):
+        return False  # a console script (torchrun, accelerate)
     if re.search(r"/lib/python\d\.\d+/", lowered) or re.search(r"(^|/)torch/(nn|_tensor|autograd|utils|functional)", lowered):
         return False
     return True
@@ -84,7 +103,14 @@ def looks_like_user_path(path: str) -> bool:
 
 def clean_line(line: str) -> tuple[str, int | None]:
     """The line without ANSI colours and log prefixes, and the rank it was tagged with."""
+    line, rank, _ = clean_line_record(line)
+    return line, rank
+
+
+def clean_line_record(line: str) -> tuple[str, int | None, bool]:
+    """clean_line, and whether a timestamp or log-level prefix began a new log record there."""
     line = ANSI_RE.sub("", line.rstrip("\r\n"))[:MAX_LINE_CHARS]
+    new_record = False
     rank = None
     found = RANK_RE.match(line)
     if found:
@@ -93,11 +119,11 @@ def clean_line(line: str) -> tuple[str, int | None]:
     for prefix in PREFIX_RES:
         stripped = prefix.sub("", line, count=1)
         if stripped != line:
-            line = stripped
+            line, new_record = stripped, prefix not in CONTINUATION_PREFIXES
             break
     if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
         line = line.strip().strip("`")
-    return line, rank
+    return line, rank, new_record
 
 
 def exception_header(line: str) -> re.Match | None:
@@ -106,64 +132,102 @@ def exception_header(line: str) -> re.Match | None:
     return EXCEPTION_RE.match(line.strip())
 
 
-def scan(lines: Iterable[str]) -> Iterator[FoundError]:
-    """Every error in the input, in order, as soon as it is complete (memory stays flat)."""
-    frames: list[Frame] = []
-    in_traceback = False
-    current: FoundError | None = None
-    current_lines: list[str] = []
-    embedded_depth = 0
+class _Stream:
+    """The scanning state of one output stream: the untagged lines, or one rank's lines."""
 
-    def finish() -> FoundError | None:
-        nonlocal current, current_lines, embedded_depth
-        done = current
+    def __init__(self) -> None:
+        self.frames: list[Frame] = []
+        self.in_traceback = False
+        self.current: FoundError | None = None
+        self.lines: list[str] = []
+        self.embedded_depth = 0
+
+    def finish(self) -> FoundError | None:
+        done = self.current
         if done is not None:
-            done.text = "\n".join(current_lines).rstrip()[:MAX_MESSAGE_CHARS]
-        current, current_lines, embedded_depth = None, [], 0
+            done.text = "\n".join(self.lines).rstrip()[:MAX_MESSAGE_CHARS]
+        self.current, self.lines, self.embedded_depth = None, [], 0
         return done
 
-    for number, raw in enumerate(lines, start=1):
-        line, rank = clean_line(raw)
+    def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
         stripped = line.strip()
-        if current is not None:
-            ends = (not stripped and not embedded_depth) or TRACEBACK_RE.match(line) or CHAIN_RE.match(line) \
-                or line.startswith("```") or len(current_lines) >= MAX_MESSAGE_LINES
+        header = exception_header(line)
+        marker = None if header else marker_match(line)
+        if self.current is not None:
+            ends = (not stripped and not self.embedded_depth) or TRACEBACK_RE.match(line) or CHAIN_RE.match(line) \
+                or line.startswith("```") or len(self.lines) >= MAX_MESSAGE_LINES \
+                or new_record or marker is not None or (header is not None and not self.embedded_depth)
             if not ends:
                 if stripped.startswith("Original Traceback (most recent call last)"):
-                    embedded_depth = 1
-                elif embedded_depth and exception_header(line):
-                    embedded_depth = 0
-                current_lines.append(line)
-                if rank is not None and rank not in current.ranks:
-                    current.ranks.append(rank)
-                continue
-            done = finish()
+                    self.embedded_depth = 1
+                elif self.embedded_depth and header:
+                    self.embedded_depth = 0
+                self.lines.append(line)
+                return
+            done = self.finish()
             if done is not None:
                 yield done
         if TRACEBACK_RE.match(line):
-            in_traceback, frames = True, []
-            continue
-        if in_traceback:
+            self.in_traceback, self.frames = True, []
+            return
+        if self.in_traceback and header is None:
             frame = FRAME_RE.match(line)
             if frame:
-                frames.append(Frame(frame.group("file"), int(frame.group("line")), (frame.group("func") or "").strip()))
-                continue
-            if line.startswith("    ") and frames and not frames[-1].code:
-                frames[-1].code = stripped
-                continue
+                self.frames.append(Frame(frame.group("file"), int(frame.group("line")),
+                                         (frame.group("func") or "").strip()))
+                return
+            if line.startswith("    ") and self.frames and not self.frames[-1].code:
+                self.frames[-1].code = stripped
+                return
             if not stripped or set(stripped) <= set("^~ "):
-                continue
-        header = exception_header(line)
+                return
+        ranks = [rank] if rank is not None else []
         if header:
-            current = FoundError("", frames if in_traceback else [], number, [rank] if rank is not None else [])
-            current_lines = [line.strip()]
-            in_traceback, frames = False, []
-            continue
-        if in_traceback and not line.startswith(" "):
-            in_traceback, frames = False, []
-    done = finish()
-    if done is not None:
-        yield done
+            self.current = FoundError("", self.frames if self.in_traceback else [], number, ranks)
+            self.lines = [stripped]
+            self.in_traceback, self.frames = False, []
+            return
+        if marker is not None:
+            # A message logged without an 'Error:' header (the NCCL watchdog): complete in one line.
+            marker_rank = marker.groupdict().get("rank")
+            if marker_rank is not None and not ranks:
+                ranks = [int(marker_rank)]
+            yield FoundError(line[marker.start("message"):].strip()[:MAX_MESSAGE_CHARS], [], number, ranks)
+            return
+        if self.in_traceback and not line.startswith(" "):
+            self.in_traceback, self.frames = False, []
+        for inline in INLINE_CODE_RE.finditer(line):
+            if exception_header(inline.group(1)):
+                yield FoundError(inline.group(1).strip(), [], number, ranks)
+
+
+def marker_match(line: str) -> re.Match | None:
+    for pattern in MARKER_RES:
+        found = pattern.search(line)
+        if found:
+            return found
+    return None
+
+
+def scan(lines: Iterable[str]) -> Iterator[FoundError]:
+    """Every error in the input, in order, as soon as it is complete (memory stays flat).
+
+    Lines tagged with a rank ([rank3]:) are scanned as that rank's own stream, so tracebacks that
+    several processes print at once, interleaved line by line, are still read whole.
+    """
+    streams: dict[int | None, _Stream] = {}
+    for number, raw in enumerate(lines, start=1):
+        line, rank, new_record = clean_line_record(raw)
+        stream = streams.get(rank)
+        if stream is None:
+            if len(streams) >= MAX_STREAMS:
+                continue
+            stream = streams[rank] = _Stream()
+        yield from stream.feed(number, line, rank, new_record)
+    for stream in streams.values():
+        done = stream.finish()
+        if done is not None:
+            yield done
 
 
 def split_embedded(text: str) -> tuple[str, FoundError] | None:
@@ -178,5 +242,7 @@ def split_embedded(text: str) -> tuple[str, FoundError] | None:
 
 
 def dedupe_key(text: str) -> str:
-    """Messages that differ only by rank or process number are the same error."""
-    return RANK_WORDS_RE.sub(r"\1 N", text)
+    """Messages that differ only by rank, process number or elapsed time are the same error."""
+    for pattern, replacement in DEDUPE_RES:
+        text = pattern.sub(replacement, text)
+    return text

@@ -65,8 +65,12 @@ def _describe(culprit: dict[str, Any]) -> str:
     if "repr" in culprit:
         text = str(culprit["repr"])
     elif "shape" in culprit:
-        shape = "(" + ", ".join(str(d) for d in culprit["shape"]) + ("," if len(culprit["shape"]) == 1 else "") + ")"
+        dims = culprit["shape"]
+        shape = "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")" if dims is not None \
+            else f"ragged, {culprit.get('ndim')} dims"
         text = f"{kind} shape={shape} dtype={culprit.get('dtype')} device={culprit.get('device')}"
+        if culprit.get("layout"):
+            text += f" layout={culprit['layout']}"
         if culprit.get("requires_grad"):
             text += " requires_grad=True"
         if culprit.get("grad_fn"):

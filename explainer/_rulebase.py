@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import RuleError
+from ._packs import Pack, discover_packs, display_path
 from ._rules import Rule, builtin_rules_dir, load_rule_file, rule_files
 
 MATCH_TIMEOUT_S = 0.1
@@ -26,9 +27,13 @@ class RuleBase:
     rules: list[Rule]
     problems: list[RuleError] = field(default_factory=list)
     timeouts: set[str] = field(default_factory=set)
+    packs: list[Pack] = field(default_factory=list)
+    # The part of problems that comes from team packs: skipped at run time and reported once.
+    team_problems: list[RuleError] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        # Higher priority first; at equal priority, the order packs were given, then by id.
+        # Higher priority first; at equal priority, the order packs were given (team packs before
+        # the built-in rules, so a team rule wins a tie), then by id.
         pack_order = {}
         for rule in self.rules:
             pack_order.setdefault(rule.pack, len(pack_order))
@@ -84,37 +89,65 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
     return rules, problems
 
 
-def build_rulebase(folders: list[tuple[str, Path]], known_probes) -> RuleBase:
-    """Load (pack name, folder) pairs in order; duplicate ids are problems naming both files."""
+def load_pack(pack: Pack, known_probes) -> tuple[list[Rule], list[RuleError]]:
+    """A team pack's rules (rule.pack is its prefix); an id outside the pack's prefix is a problem."""
+    loaded, problems = load_folder(pack.folder, pack=pack.prefix, known_probes=known_probes,
+                                   display_root=Path.cwd())
+    rules = []
+    for rule in loaded:
+        if not rule.id.startswith(pack.prefix + "."):
+            problems.append(RuleError(
+                rule.file, f"id does not start with the pack's prefix '{pack.prefix}.' "
+                f"(declared in {display_path(pack.pack_file)})", line=rule.line, rule=rule.id, field="id",
+                hint=f"rename it '{pack.prefix}.{rule.id.split('.', 1)[-1]}'"))
+            continue
+        rules.append(rule)
+    return rules, problems
+
+
+def build_rulebase(folders: list[tuple[str, Path]], known_probes, *, packs: list[Pack] = (),
+                   pack_problems: list[RuleError] = ()) -> RuleBase:
+    """Team packs, then (pack name, folder) pairs, in order; duplicate ids are problems naming both files.
+
+    pack_problems are discovery problems of the team packs (see discover_packs).
+    """
     rules: list[Rule] = []
     problems: list[RuleError] = []
+    team_problems: list[RuleError] = list(pack_problems)
     seen: dict[str, Rule] = {}
-    for pack, folder in folders:
-        loaded, errors = load_folder(folder, pack=pack, known_probes=known_probes)
-        problems.extend(errors)
+    sources = [(load_pack(pack, known_probes), team_problems) for pack in packs]
+    sources += [(load_folder(folder, pack=name, known_probes=known_probes), problems) for name, folder in folders]
+    for (loaded, errors), sink in sources:
+        sink.extend(errors)
         for rule in loaded:
             if rule.id in seen:
-                problems.append(RuleError(rule.file, f"duplicate id: also defined in {seen[rule.id].file}",
-                                          line=rule.line, rule=rule.id, field="id"))
+                sink.append(RuleError(rule.file, f"duplicate id: also defined in {seen[rule.id].file}",
+                                      line=rule.line, rule=rule.id, field="id"))
                 continue
             seen[rule.id] = rule
             rules.append(rule)
-    return RuleBase(rules, problems)
+    return RuleBase(rules, team_problems + problems, packs=list(packs), team_problems=team_problems)
 
 
 _lock = threading.Lock()
 _default: RuleBase | None = None
+_noticed: set[str] = set()
 
 
 def default_rulebase() -> RuleBase:
-    """The built-in rules, loaded once per process."""
+    """The built-in rules plus every discovered team pack (see _packs), loaded once per process."""
     global _default
     with _lock:
         if _default is None:
             from ._probes import load_builtin_probes
 
             probes = load_builtin_probes()
-            _default = build_rulebase([("builtin", builtin_rules_dir())], probes)
+            try:
+                packs, pack_problems = discover_packs()
+            except Exception as exc:  # a broken environment must not cost the built-in rules
+                packs, pack_problems = [], [RuleError("team rule packs", f"discovery failed: {exc!r}")]
+            _default = build_rulebase([("builtin", builtin_rules_dir())], probes, packs=packs,
+                                      pack_problems=pack_problems)
         return _default
 
 
@@ -122,3 +155,26 @@ def reset_default_rulebase() -> None:
     global _default
     with _lock:
         _default = None
+        _noticed.clear()
+
+
+def problems_notice() -> str:
+    """Lines for the hook, each printed once per process: broken team rules, and patterns that timed out."""
+    with _lock:
+        rulebase = _default
+        if rulebase is None:
+            return ""
+        lines = []
+        if rulebase.team_problems and "load" not in _noticed:
+            _noticed.add("load")
+            count = len(rulebase.team_problems)
+            first = rulebase.team_problems[0]
+            where = f"{first.file}:{first.line}" if first.line else first.file
+            who = f" rule {first.rule}:" if first.rule else ""
+            lines.append(f"torch-explainer: skipped {count} broken team rule{'s' if count != 1 else ''} "
+                         f"({where}:{who} {first.message}); run 'explainer rules check'\n")
+        for rule_id in sorted(rulebase.timeouts - _noticed):
+            _noticed.add(rule_id)
+            lines.append(f"torch-explainer: rule {rule_id} took over {MATCH_TIMEOUT_S}s to match and was "
+                         f"skipped; run 'explainer rules test'\n")
+        return "".join(lines)

@@ -33,21 +33,32 @@ class Probe:
     function: Callable[[ProbeContext], Evidence | None]
     provides: tuple[str, ...]
     doc: str
+    live: bool = True  # False: reads only ctx.facts, so it also runs for pasted messages and logs
 
 
 PROBES: dict[str, Probe] = {}
 
 
-def probe(name: str, provides: tuple[str, ...] = ()):
-    """Register a probe under name; provides lists the facts its templates may use."""
+def probe(name: str, provides: tuple[str, ...] = (), *, live: bool = True):
+    """Register a probe under name; provides lists the facts its templates may use.
+
+    live=False marks a probe that derives facts from the message alone (no frames, no exception).
+    """
 
     def register(function: Callable[[ProbeContext], Evidence | None]):
-        if name in PROBES and PROBES[name].function is not function:
-            raise ValueError(f"probe {name!r} is registered twice")
-        PROBES[name] = Probe(name, function, tuple(provides), (function.__doc__ or "").strip())
+        existing = PROBES.get(name)
+        # The same function registering again (a module re-imported after a failed import) is fine.
+        if existing is not None and _origin(existing.function) != _origin(function):
+            raise ValueError(f"probe {name!r} is registered twice: in {existing.function.__module__} "
+                             f"and in {function.__module__}; rename one")
+        PROBES[name] = Probe(name, function, tuple(provides), (function.__doc__ or "").strip(), live)
         return function
 
     return register
+
+
+def _origin(function: Callable) -> tuple[str, str]:
+    return function.__module__, function.__qualname__
 
 
 def load_builtin_probes() -> dict[str, Probe]:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import ast
 import linecache
 import re
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from .._inspect import (MISSING, FrameRecord, child_modules, describe_tensor, failing_expression,
                         innermost_user_frame, is_module, is_tensor, module_frames, module_roots, name_module,
-                        resolve, user_frames)
+                        resolve, resolve_text, user_frames)
 from . import Evidence, ProbeContext, probe
 
 MAX_TENSORS = 400  # per module walk: enough for any layer, bounded for a large model
@@ -166,8 +167,10 @@ def gather(ctx: ProbeContext) -> tuple[list[Holding], list[Holding], Any]:
         for key in ("input", "x", "hx", "query", "target"):
             value = record.locals.get(key, MISSING) if isinstance(record.locals, dict) else MISSING
             if is_tensor(value):
-                name, _ = local_name(value, ctx.records)
-                add(Holding(name or key, value, "operand"))
+                name, _ = outermost_binding(value, ctx.records)
+                # torch creates some of these itself (an RNN's zero hx): only the user's own count.
+                if name is not None or key == "input":
+                    add(Holding(name or key, value, "operand"))
     if user is not None:
         for text, value in line_names(user):
             if is_tensor(value):
@@ -191,12 +194,16 @@ def gather(ctx: ProbeContext) -> tuple[list[Holding], list[Holding], Any]:
         prefix = path or type(module).__name__
         for item in module_tensors(module, prefix):
             add(by_id.get(id(item.tensor), item))
-    # Resolve the modules the root holds in plain containers (name_module cannot reach them).
-    for item in list(holdings.values()):
-        if item.kind in ("parameter", "buffer", "attribute") and item.container is None:
-            better = by_id.get(id(item.tensor))
-            if better is not None:
-                holdings[id(item.tensor)] = better
+    # A tensor the model holds is named by the model's path ('model.head.scale', not 'self.scale'), which
+    # also tells a plain attribute or a module in a plain list from a registered parameter.
+    for key, item in list(holdings.items()):
+        better = by_id.get(key)
+        if better is not None:
+            holdings[key] = better
+        elif item.kind in ("operand", "local"):
+            outer, _ = outermost_binding(item.tensor, ctx.records)
+            if outer is not None and outer != item.name:
+                holdings[key] = Holding(outer, item.tensor, item.kind)
     return list(holdings.values())[:MAX_TENSORS], registered, failing_module
 
 
@@ -246,12 +253,18 @@ def explain_odd(item: Holding, ref_device: str, touched: list[Holding], ctx: Pro
                 f"Move `{owner}` with the model: call `model.to(device)` after building or replacing `{owner}` "
                 f"(it is on {_device(item.tensor)}, the rest on {ref_device}).")
     name, record = local_name(item.tensor, ctx.records)
-    if name is not None and record is not None:
+    in_forward = record is not None and isinstance(record.locals, dict) and is_module(record.locals.get("self"))
+    if name is not None and record is not None and in_forward:
         created = assignment(record, name)
         if created is not None and FACTORY_RE.search(created[1]) and "device=" not in created[1]:
             lineno, code = created
-            source = next((h.name for h in touched if h.kind in ("operand", "local")
-                           and _device(h.tensor) == ref_device and h.name.isidentifier()), None)
+            # Prefer forward's own argument (`x.device`) among the frame's tensors already on the right device.
+            code_obj = record.frame.f_code
+            arguments = code_obj.co_varnames[1:code_obj.co_argcount]
+            local_vars = record.locals
+            on_ref = [key for key in list(local_vars)[:MAX_TENSORS] if key != name and not key.startswith("_")
+                      and is_tensor(local_vars[key]) and _device(local_vars[key]) == ref_device]
+            source = next((key for key in on_ref if key in arguments), on_ref[0] if on_ref else None)
             device_arg = f"device={source}.device" if source else f"device={_device_expr(record, ref_device)}"
             return (f"{name} is created on line {lineno} without device=, so it lands on {_device(item.tensor)}",
                     f"Create `{name}` on the right device: add `{device_arg}` to `{code}` on line {lineno}.")
@@ -289,7 +302,9 @@ def device_operands(ctx: ProbeContext) -> Evidence | None:
     odd.sort(key=lambda h: (0 if h.container else rank.get(h.kind, 3)))
     first = odd[0]
     reason, fix = explain_odd(first, ref, touched, ctx)
-    reference = next((h for h in right if h.kind == "parameter"), right[0] if right else None)
+    reference = next((h for h in right if h.kind == "parameter"), None) or next(
+        (h for h in registered if h.kind == "parameter" and h.container is None and _device(h.tensor) == ref),
+        right[0] if right else None)
     facts.update({"odd_name": first.name, "odd_device": _device(first.tensor), "odd_reason": reason,
                   "ref_device": ref, "move_fix": fix})
     if reference is not None:
@@ -297,3 +312,57 @@ def device_operands(ctx: ProbeContext) -> Evidence | None:
     culprits = [describe_tensor(h.name, h.tensor, role=h.kind, odd_one_out=True) for h in odd[:MAX_CULPRITS]]
     culprits += [describe_tensor(h.name, h.tensor, role=h.kind) for h in right[:max(0, MAX_CULPRITS - len(culprits))]]
     return Evidence(facts, culprits)
+
+
+CUDA_CALL_RE = re.compile(r"""\.cuda\(\s*(\d*)\s*\)|["']cuda(?::(\d+))?["']|torch\.cuda\.set_device\(\s*(\d*)""")
+
+
+@probe("cuda_request", provides=("cuda_call", "cuda_line", "requested_index", "torch_version"))
+def cuda_request(ctx: ProbeContext) -> Evidence | None:
+    """The user's line that asked for a CUDA device (`.cuda()`, `"cuda:1"`, `set_device`)."""
+    torch = sys.modules.get("torch")
+    facts: dict[str, Any] = {}
+    if torch is not None:
+        facts["torch_version"] = str(torch.__version__)
+    for record in reversed(user_frames(ctx.records)):
+        found = CUDA_CALL_RE.search(record.code)
+        if found is None:
+            continue
+        facts.update({"cuda_call": found.group(0), "cuda_line": record.lineno})
+        index = next((g for g in found.groups() if g), None)
+        if index is not None:
+            facts["requested_index"] = int(index)
+        return Evidence(facts)
+    return Evidence(facts) if facts else None
+
+
+@probe("load_call", provides=("load_call", "load_line", "load_fixed"))
+def load_call(ctx: ProbeContext) -> Evidence | None:
+    """The user's torch.load call, and the same call with map_location="cpu"."""
+    for record in reversed(user_frames(ctx.records)):
+        expr = failing_expression(record)
+        if expr is None or expr.kind != "call" or expr.callee is None or not expr.callee.text.endswith("load"):
+            continue
+        text = expr.text
+        fixed = text[:-1].rstrip() + (", " if not text[:-1].rstrip().endswith("(") else "") + 'map_location="cpu")'
+        return Evidence({"load_call": text, "load_line": record.lineno, "load_fixed": fixed})
+    return None
+
+
+@probe("numpy_source", provides=("tensor_name", "tensor_device"))
+def numpy_source(ctx: ProbeContext) -> Evidence | None:
+    """The tensor that .numpy() (or a NumPy function) was called on, with its device."""
+    user = innermost_user_frame(ctx.records)
+    expr = failing_expression(user) if user is not None else None
+    if expr is None or expr.kind != "call":
+        return None
+    candidates = []
+    if expr.callee is not None and expr.callee.text.endswith(".numpy"):
+        base = expr.callee.text[: -len(".numpy")]
+        candidates.append((base, resolve_text(base, user.locals)))
+    candidates += [(op.text, op.value) for op in expr.operands]
+    for name, value in candidates:
+        if is_tensor(value) and value.device.type != "cpu":
+            return Evidence({"tensor_name": name, "tensor_device": _device(value)},
+                            [describe_tensor(name, value)])
+    return None

@@ -87,3 +87,732 @@ def _matmul_operands(ctx: ProbeContext) -> Evidence | None:
     facts = {"call": expr.text, "left_name": left.text, "right_name": right.text,
              "left_shape": format_shape(left.value.shape), "right_shape": format_shape(right.value.shape)}
     return Evidence(facts, [describe_tensor(left.text, left.value), describe_tensor(right.text, right.value)])
+
+
+# --- shared helpers for the other shape rules ----------------------------------------------------
+
+MAX_INDEX_ELEMENTS = 10_000_000
+MAX_LISTED = 20
+# Tensor methods that return a view with permuted or broken strides.
+_STRIDE_OPS = ("transpose", "permute", "t", "T", "mT", "swapaxes", "swapdims", "movedim", "expand", "narrow",
+               "unfold", "as_strided")
+_STRIDE_OP_RE = re.compile(r"\.(" + "|".join(_STRIDE_OPS) + r")\b")
+_GRAD_FN_OPS = {"TransposeBackward0": "transpose", "TransposeBackward1": "transpose", "PermuteBackward0": "permute",
+                "TBackward0": "t", "ExpandBackward0": "expand", "UnfoldBackward0": "unfold"}
+
+
+def _shape(tensor: Any) -> list[int]:
+    return tensor_facts(tensor)["shape"]
+
+
+def _user_expression(ctx: ProbeContext):
+    record = innermost_user_frame(ctx.records)
+    return record, (failing_expression(record) if record is not None else None)
+
+
+def _user_node(record: FrameRecord | None) -> ast.AST | None:
+    """The failing sub-expression of a user frame as an AST; statements too (`a += b`)."""
+    segment = record.segment() if record is not None else None
+    if segment is None:
+        return None
+    text = segment.strip()
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError:
+        pass
+    try:
+        body = ast.parse(text, mode="exec").body
+    except SyntaxError:
+        return None
+    return body[0] if len(body) == 1 else None
+
+
+def _name_of(ctx: ProbeContext, value: Any, expr=None) -> str | None:
+    """How the user's code names a live object: an operand of the failing line, else a local variable."""
+    if value is MISSING:
+        return None
+    if expr is not None:
+        for operand in ([expr.callee] if expr.callee is not None else []) + list(expr.operands):
+            if operand.value is value:
+                return operand.text
+    for record in reversed(user_frames(ctx.records)):
+        table = record.locals
+        if not isinstance(table, dict):
+            continue
+        for i, (name, candidate) in enumerate(list(table.items())):
+            if i >= 2000:
+                break
+            if candidate is value and not name.startswith("_"):
+                return name
+    return None
+
+
+def _frame_tensor(record: FrameRecord | None, *names: str) -> Any:
+    table = record.locals if record is not None else None
+    if not isinstance(table, dict):
+        return MISSING
+    for name in names:
+        candidate = dict.get(table, name, MISSING)
+        if candidate is not MISSING and is_tensor(candidate):
+            return candidate
+    return MISSING
+
+
+def _receiver(record: FrameRecord | None, expr) -> tuple[str | None, Any]:
+    """The tensor a failing call works on: x in `x.view(...)`, else the first tensor argument
+    (`torch.reshape(x, ...)`). A receiver that is itself a call (`x.t().view(...)`) keeps its text only."""
+    if record is None or expr is None or expr.kind != "call" or expr.callee is None:
+        return None, MISSING
+    text = expr.callee.text
+    if "." in text:
+        base = text.rsplit(".", 1)[0]
+        value = resolve_text(base, record.namespace())
+        if is_tensor(value):
+            return base, value
+        if value is MISSING and ("(" in base or "[" in base):
+            return base, MISSING
+    for operand in expr.operands:
+        if is_tensor(operand.value):
+            return operand.text, operand.value
+    return None, MISSING
+
+
+def _module_label(ctx: ProbeContext, module: Any, expr=None) -> str:
+    name = name_module(module, ctx.records)
+    if name is None and expr is not None and expr.callee is not None and expr.callee.value is module:
+        name = expr.callee.text
+    return name or type(module).__name__
+
+
+def _ints(text: Any) -> list[int]:
+    return [int(x) for x in re.findall(r"-?\d+", str(text))]
+
+
+def _compact(value: Any) -> str:
+    if isinstance(value, tuple) and value and all(v == value[0] for v in value):
+        return str(value[0])
+    return repr(value)
+
+
+def _dims(shape: list[int]) -> str:
+    return ", ".join(str(d) for d in shape)
+
+
+# --- conv ------------------------------------------------------------------------------------------
+
+def _conv_constructor(module: Any, in_channels: int) -> str:
+    parts = [str(in_channels), str(safe_getattr(module, "out_channels")),
+             f"kernel_size={_compact(safe_getattr(module, 'kernel_size'))}"]
+    for attr, default in (("stride", "1"), ("padding", "0"), ("dilation", "1"), ("groups", "1")):
+        value = safe_getattr(module, attr)
+        if value is not MISSING and _compact(value) != default:
+            parts.append(f"{attr}={_compact(value)}")
+    return f"nn.{type(module).__name__}({', '.join(parts)})"
+
+
+@probe("conv_operands", provides=(
+    "module", "module_repr", "in_channels", "out_channels", "input_name", "input_shape", "input_rank",
+    "batched_rank", "channel_dim", "got_channels", "conv_fix", "channels_last_fix", "channels_last_shape",
+    "unsqueeze_fix", "unsqueeze_shape", "gray_fix", "rank_fix", "rank_fix_shape", "producer"))
+def conv_operands(ctx: ProbeContext) -> Evidence | None:
+    """The nn.ConvNd that refused its input: its channels, the input's name, shape and layout."""
+    record, module = _failing_module(ctx, "_ConvNd")
+    if module is None:
+        return None
+    _, expr = _user_expression(ctx)
+    name = _module_label(ctx, module, expr)
+    in_channels = safe_getattr(module, "in_channels")
+    kernel = safe_getattr(module, "kernel_size")
+    spatial = len(kernel) if isinstance(kernel, tuple) else 2
+    facts: dict[str, Any] = {"module": name, "module_repr": module_repr(module), "batched_rank": spatial + 2}
+    if isinstance(in_channels, int):
+        facts["in_channels"] = in_channels
+    out_channels = safe_getattr(module, "out_channels")
+    if isinstance(out_channels, int):
+        facts["out_channels"] = out_channels
+    culprits = [describe_module(name, module)]
+    value = _frame_tensor(record, "input")
+    if value is MISSING:
+        return Evidence(facts, culprits)
+    input_name = _name_of(ctx, value, expr)
+    shape = _shape(value)
+    rank = len(shape)
+    facts.update(input_name=input_name or f"the input of {name}", input_shape=format_shape(shape), input_rank=rank)
+    culprits.append(describe_tensor(input_name or "input", value))
+    if input_name is None:
+        facts["producer"] = f"the layer before {name}"
+    if rank in (spatial + 1, spatial + 2):
+        channel_dim = 1 if rank == spatial + 2 else 0
+        got = shape[channel_dim]
+        facts.update(channel_dim=channel_dim, got_channels=got, conv_fix=_conv_constructor(module, got))
+        if input_name and rank == spatial + 2 and shape[-1] == in_channels and got != in_channels:
+            order = (0, rank - 1, *range(1, rank - 1))
+            facts["channels_last_fix"] = f"{input_name}.permute{order}"
+            facts["channels_last_shape"] = format_shape([shape[i] for i in order])
+        if input_name and rank == spatial + 1 and in_channels == 1:
+            facts["unsqueeze_fix"] = f"{input_name}.unsqueeze(1)"
+            facts["unsqueeze_shape"] = format_shape(shape[:1] + [1] + shape[1:])
+        if input_name and rank == spatial + 2 and got == 1 and isinstance(in_channels, int) and in_channels > 1:
+            facts["gray_fix"] = f"{input_name}.expand(-1, {in_channels}{', -1' * spatial})"
+    elif input_name:
+        _conv_rank_fix(facts, input_name, shape, spatial, in_channels)
+    return Evidence(facts, culprits)
+
+
+def _conv_rank_fix(facts: dict[str, Any], name: str, shape: list[int], spatial: int, in_channels: Any) -> None:
+    rank, batched = len(shape), spatial + 2
+    if rank < batched - 1:
+        if in_channels == 1:
+            missing = batched - rank
+            facts["rank_fix"] = name + ".unsqueeze(0)" * missing
+            facts["rank_fix_shape"] = format_shape([1] * missing + shape)
+        elif rank == 2 and spatial == 2 and isinstance(in_channels, int) and shape[1] % in_channels == 0:
+            side = math.isqrt(shape[1] // in_channels)
+            if side * side * in_channels == shape[1]:
+                facts["rank_fix"] = f"{name}.view({shape[0]}, {in_channels}, {side}, {side})"
+                facts["rank_fix_shape"] = format_shape([shape[0], in_channels, side, side])
+    elif rank > batched:
+        ones = [i for i, d in enumerate(shape) if d == 1]
+        if ones and rank - 1 == batched:
+            facts["rank_fix"] = f"{name}.squeeze({ones[0]})"
+            facts["rank_fix_shape"] = format_shape(shape[:ones[0]] + shape[ones[0] + 1:])
+        else:
+            extra = rank - batched
+            facts["rank_fix"] = f"{name}.flatten(0, {extra})"
+            facts["rank_fix_shape"] = format_shape([math.prod(shape[:extra + 1])] + shape[extra + 1:])
+
+
+# --- broadcasting ----------------------------------------------------------------------------------
+
+def _binop_tensors(record: FrameRecord):
+    """((text, tensor), (text, tensor)) for the failing `a + b`, `a += b`, `torch.add(a, b)` or `a.mul(b)`."""
+    node = _user_node(record)
+    namespace = record.namespace()
+    if isinstance(node, ast.BinOp):
+        pairs = [node.left, node.right]
+    elif isinstance(node, ast.AugAssign):
+        pairs = [node.target, node.value]
+    elif isinstance(node, ast.Call):
+        pairs = ([node.func.value] if isinstance(node.func, ast.Attribute) else []) + list(node.args)
+    else:
+        return None
+    found = []
+    for sub in pairs:
+        value = resolve(sub, namespace)
+        if is_tensor(value):
+            found.append((ast.unparse(sub), value))
+    return (found[0], found[1], ast.unparse(node)) if len(found) >= 2 else None
+
+
+@probe("broadcast_operands", provides=(
+    "a_name", "a_shape", "b_name", "b_shape", "a_dim", "b_dim", "expression", "column_fix", "column_name",
+    "column_shape"))
+def broadcast_operands(ctx: ProbeContext) -> Evidence | None:
+    """Both operands of the failing element-wise operation and the dimension, counted from the left in each."""
+    record = innermost_user_frame(ctx.records)
+    found = _binop_tensors(record) if record is not None else None
+    if found is None:
+        return None
+    (a_name, a), (b_name, b), text = found
+    sa, sb = _shape(a), _shape(b)
+    facts: dict[str, Any] = {"a_name": a_name, "a_shape": format_shape(sa), "b_name": b_name,
+                             "b_shape": format_shape(sb), "expression": text}
+    dim = ctx.facts.get("dim")
+    if isinstance(dim, int):
+        ndim = max(len(sa), len(sb))
+        for key, shape in (("a_dim", sa), ("b_dim", sb)):
+            index = dim - (ndim - len(shape))
+            if 0 <= index < len(shape):
+                facts[key] = index
+    # A 1-D operand whose length matches another dimension of the other operand: make it a column.
+    for (x_name, sx), sy in (((b_name, sb), sa), ((a_name, sa), sb)):
+        if len(sx) == 1 and len(sy) >= 2 and sx[0] != sy[-1]:
+            for j, size in enumerate(sy[:-1]):
+                if size == sx[0]:
+                    ones = len(sy) - 1 - j
+                    facts["column_name"] = x_name
+                    facts["column_fix"] = (f"{x_name}.unsqueeze(-1)" if ones == 1
+                                           else f"{x_name}.view({sx[0]}{', 1' * ones})")
+                    facts["column_shape"] = format_shape([sx[0]] + [1] * ones)
+                    break
+            break
+    return Evidence(facts, [describe_tensor(a_name, a), describe_tensor(b_name, b)])
+
+
+# --- view / reshape --------------------------------------------------------------------------------
+
+@probe("reshape_operands", provides=(
+    "input_name", "input_shape", "requested_numel", "suggested_view", "suggested_shape", "flatten_fix",
+    "flatten_shape", "flatten_features", "call"))
+def reshape_operands(ctx: ProbeContext) -> Evidence | None:
+    """The tensor being reshaped and a shape with the right element count."""
+    record, expr = _user_expression(ctx)
+    requested = _ints(ctx.facts.get("requested", ""))
+    numel = ctx.facts.get("numel")
+    if not isinstance(numel, int) or not requested:
+        return None
+    known = math.prod(d for d in requested if d != -1)
+    facts: dict[str, Any] = {"requested_numel": known}
+    culprits = []
+    name, value = _receiver(record, expr)
+    if expr is not None and expr.kind == "call":
+        facts["call"] = expr.text
+    if value is MISSING or name is None:
+        return Evidence(facts, culprits)
+    shape = _shape(value)
+    facts.update(input_name=name, input_shape=format_shape(shape))
+    culprits.append(describe_tensor(name, value))
+    method = "reshape" if expr.callee is not None and expr.callee.text.endswith("reshape") else "view"
+    if len(requested) == 2 and len(shape) >= 2 and requested[0] in (-1, shape[0]) and shape[0]:
+        facts.update(flatten_fix=f"{name}.flatten(1)", flatten_features=numel // shape[0],
+                     flatten_shape=format_shape([shape[0], numel // shape[0]]))
+    if -1 not in requested:
+        for i in reversed(range(len(requested))):
+            others = math.prod(requested[:i] + requested[i + 1:])
+            if others and numel % others == 0:
+                fixed = requested[:i] + [numel // others] + requested[i + 1:]
+                facts["suggested_view"] = f"{name}.{method}({_dims(fixed)})"
+                facts["suggested_shape"] = format_shape(fixed)
+                break
+    return Evidence(facts, culprits)
+
+
+@probe("noncontiguous_view", provides=(
+    "input_name", "input_shape", "input_stride", "made_by", "made_at", "reshape_fix", "contiguous_fix", "call"))
+def noncontiguous_view(ctx: ProbeContext) -> Evidence | None:
+    """The tensor `.view` refused, its strides, and the op that made it non-contiguous when visible."""
+    record, expr = _user_expression(ctx)
+    if expr is None or expr.kind != "call" or expr.callee is None or not expr.callee.text.endswith(".view"):
+        return None
+    facts: dict[str, Any] = {"call": expr.text}
+    head, _, tail = expr.text.rpartition(".view(")
+    facts["reshape_fix"] = f"{head}.reshape({tail}"
+    facts["contiguous_fix"] = f"{head}.contiguous().view({tail}"
+    name, value = _receiver(record, expr)
+    culprits = []
+    if name is not None:
+        facts["input_name"] = name
+        op = _STRIDE_OP_RE.search(name)
+        if op:
+            facts["made_by"] = op.group(1)
+    if value is not MISSING:
+        import torch
+
+        with torch._C.DisableTorchFunction():
+            stride = tuple(int(s) for s in torch.Tensor.stride(value))
+        facts.update(input_shape=format_shape(_shape(value)), input_stride=format_shape(stride))
+        culprits.append(describe_tensor(name, value, stride=list(stride)))
+        grad_fn = tensor_facts(value).get("grad_fn")
+        if "made_by" not in facts and grad_fn in _GRAD_FN_OPS:
+            facts["made_by"] = _GRAD_FN_OPS[grad_fn]
+        if name is not None and name.isidentifier():
+            _find_assignment(record, name, facts)
+    return Evidence(facts, culprits)
+
+
+def _find_assignment(record: FrameRecord, name: str, facts: dict[str, Any]) -> None:
+    """The closest earlier line of the failing function that assigned name from a stride-changing op."""
+    frame = record.frame
+    first = frame.f_code.co_firstlineno if frame is not None else max(1, record.lineno - 50)
+    assign = re.compile(r"^\s*" + re.escape(name) + r"\s*=(?!=)(.*)$")
+    for lineno in range(record.lineno - 1, max(first, record.lineno - 200) - 1, -1):
+        line = linecache.getline(record.filename, lineno)
+        found = assign.match(line)
+        if not found:
+            continue
+        op = _STRIDE_OP_RE.search(found.group(1))
+        if op:
+            facts.setdefault("made_by", op.group(1))
+            facts["made_at"] = f"line {lineno}: {line.strip()}"
+        return
+
+
+# --- cat / stack -----------------------------------------------------------------------------------
+
+def _literal_int(node: ast.AST | None, namespace: dict[str, Any]) -> int | None:
+    if node is None:
+        return None
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        value = resolve(node, namespace)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _tensor_list(record: FrameRecord | None):
+    """(list text, [(name, tensor)], dim) for a failing `torch.cat([a, b], dim=1)` / `torch.stack(xs)`."""
+    node = _user_node(record)
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    namespace = record.namespace()
+    first = node.args[0]
+    items: list[tuple[str, Any]] = []
+    if isinstance(first, (ast.List, ast.Tuple)):
+        for element in first.elts:
+            items.append((ast.unparse(element), resolve(element, namespace)))
+    else:
+        value = resolve(first, namespace)
+        if not isinstance(value, (list, tuple)):
+            return None
+        base = ast.unparse(first)
+        items = [(f"{base}[{i}]", v) for i, v in enumerate(value[:10_000])]
+    dim_node = node.args[1] if len(node.args) > 1 else None
+    for keyword in node.keywords:
+        if keyword.arg in ("dim", "axis"):
+            dim_node = keyword.value
+    dim = _literal_int(dim_node, namespace) if dim_node is not None else 0
+    return ast.unparse(first), items, dim
+
+
+@probe("tensor_list_operands", provides=(
+    "list_name", "tensors", "cat_dim", "mismatch_dim", "mismatch_name", "mismatch_shape", "first_name",
+    "first_shape", "suggested_dim", "pad_fix"))
+def tensor_list_operands(ctx: ProbeContext) -> Evidence | None:
+    """The tensors handed to torch.cat / torch.stack, their shapes and the dimension that differs."""
+    record = innermost_user_frame(ctx.records)
+    found = _tensor_list(record)
+    if found is None:
+        return None
+    list_name, items, dim = found
+    tensors = [(n, v) for n, v in items if is_tensor(v)]
+    if len(tensors) < 2 or len(tensors) != len(items):
+        return None
+    shapes = [_shape(v) for _, v in tensors]
+    listed = ", ".join(f"{n} {format_shape(s)}" for (n, _), s in zip(tensors[:MAX_LISTED], shapes))
+    if len(tensors) > MAX_LISTED:
+        listed += f", ... ({len(tensors)} tensors)"
+    facts: dict[str, Any] = {"list_name": list_name, "tensors": listed}
+    culprits = [describe_tensor(n, v) for n, v in tensors[:MAX_LISTED]]
+    rank = len(shapes[0])
+    if dim is not None and rank and -rank <= dim < rank:
+        dim %= rank
+        facts["cat_dim"] = dim
+    # Which pair disagrees: the message names an entry (cat: "tensor number N"; stack: "entry N").
+    index = ctx.facts.get("index", ctx.facts.get("entry_b"))
+    first = ctx.facts.get("entry_a", 0)
+    if isinstance(index, int) and 0 <= index < len(tensors) and isinstance(first, int) and first < len(tensors):
+        a, b = shapes[first], shapes[index]
+        facts.update(first_name=tensors[first][0], first_shape=format_shape(a),
+                     mismatch_name=tensors[index][0], mismatch_shape=format_shape(b))
+        if len(a) == len(b):
+            is_stack = "entry_b" in ctx.facts
+            differing = [d for d in range(len(a)) if a[d] != b[d] and (is_stack or d != facts.get("cat_dim"))]
+            if differing:
+                facts["mismatch_dim"] = differing[0]
+    if all(len(s) == rank for s in shapes) and rank:
+        differing = [d for d in range(rank) if len({s[d] for s in shapes}) > 1]
+        if len(differing) == 1 and differing[0] != facts.get("cat_dim") and "cat_dim" in facts:
+            facts["suggested_dim"] = differing[0]
+        if rank == 1 and len(differing) == 1:
+            facts["pad_fix"] = f"torch.nn.utils.rnn.pad_sequence({list_name}, batch_first=True)"
+    return Evidence(facts, culprits)
+
+
+# --- losses ----------------------------------------------------------------------------------------
+
+@probe("loss_operands", provides=(
+    "loss", "input_name", "input_shape", "target_name", "target_shape", "input_batch", "target_batch",
+    "batch_ratio", "num_classes", "squeeze_fix", "view_as_fix", "target_squeeze_fix", "argmax_fix", "permute_fix",
+    "permute_shape", "flatten_fix"))
+def loss_operands(ctx: ProbeContext) -> Evidence | None:
+    """The loss (module or function) and its input and target, named as the failing line names them."""
+    record, module = _failing_module(ctx, "_Loss")
+    _, expr = _user_expression(ctx)
+    if module is not None:
+        loss = _module_label(ctx, module, expr)
+        prediction, target = _frame_tensor(record, "input"), _frame_tensor(record, "target")
+    else:
+        if expr is None or expr.kind != "call":
+            return None
+        tensors = [op.value for op in expr.operands if is_tensor(op.value)]
+        if len(tensors) < 2:
+            return None
+        loss = expr.callee.text if expr.callee is not None else "the loss"
+        prediction, target = tensors[0], tensors[1]
+    facts: dict[str, Any] = {"loss": loss}
+    culprits = [describe_module(loss, module)] if module is not None else []
+    if prediction is MISSING or target is MISSING:
+        return Evidence(facts, culprits)
+    p_name = _name_of(ctx, prediction, expr) or "input"
+    t_name = _name_of(ctx, target, expr) or "target"
+    sp, st = _shape(prediction), _shape(target)
+    facts.update(input_name=p_name, input_shape=format_shape(sp), target_name=t_name, target_shape=format_shape(st))
+    culprits += [describe_tensor(p_name, prediction), describe_tensor(t_name, target)]
+    if sp and st:
+        facts.update(input_batch=sp[0], target_batch=st[0])
+        if sp[0] != st[0] and st[0] and sp[0] % st[0] == 0:
+            facts["batch_ratio"] = sp[0] // st[0]
+    if len(sp) >= 2:
+        facts["num_classes"] = sp[1]
+    if sp != st and math.prod(sp) == math.prod(st):
+        facts["view_as_fix"] = f"{t_name}.view_as({p_name})"
+        if sp == st + [1]:
+            facts["squeeze_fix"] = f"{p_name}.squeeze(-1)"
+    if len(st) == 2 and st[1] == 1 and sp and st[0] == sp[0]:
+        facts["target_squeeze_fix"] = f"{t_name}.squeeze(1)"
+    if st == sp and len(st) == 2 and not tensor_facts(target)["dtype"].startswith("float"):
+        facts["argmax_fix"] = f"{t_name}.argmax(1)"
+    if len(sp) == len(st) + 1 and len(st) >= 2 and sp[:-1] == st:
+        order = (0, len(sp) - 1, *range(1, len(sp) - 1))
+        facts.update(permute_fix=f"{p_name}.permute{order}", permute_shape=format_shape([sp[i] for i in order]),
+                     flatten_fix=f"{p_name}.reshape(-1, {sp[-1]}), {t_name}.reshape(-1)", num_classes=sp[-1])
+    return Evidence(facts, culprits)
+
+
+# --- embedding -------------------------------------------------------------------------------------
+
+def _index_range(index: Any, size: int) -> dict[str, int] | None:
+    """max/min of an integer index tensor and how many fall outside [0, size): reductions, never values."""
+    import torch
+
+    if type(index) is not torch.Tensor or index.is_floating_point() or index.is_complex():
+        return None
+    if index.device.type != "cpu" or not 0 < index.numel() <= MAX_INDEX_ELEMENTS:
+        return None
+    with torch._C.DisableTorchFunction(), torch.no_grad():
+        return {"max_index": int(index.max()), "min_index": int(index.min()),
+                "out_of_range": int(((index >= size) | (index < 0)).sum())}
+
+
+def _functional_embedding(ctx: ProbeContext):
+    for record in reversed(ctx.records):
+        if record.name == "embedding" and record.filename.replace("\\", "/").endswith("torch/nn/functional.py"):
+            return record
+    return None
+
+
+@probe("embedding_index", provides=(
+    "module", "num_embeddings", "embedding_dim", "index_name", "index_shape", "max_index", "min_index",
+    "out_of_range", "negative_min", "needed_embeddings", "embedding_fix"))
+def embedding_index(ctx: ProbeContext) -> Evidence | None:
+    """The nn.Embedding (or F.embedding weight) and the largest index it was given."""
+    record, module = _failing_module(ctx, "Embedding")
+    _, expr = _user_expression(ctx)
+    if module is not None:
+        weight = safe_getattr(module, "weight")
+        label = _module_label(ctx, module, expr)
+        culprits = [describe_module(label, module)]
+    else:
+        record = _functional_embedding(ctx)
+        weight = _frame_tensor(record, "weight")
+        if record is None or weight is MISSING:
+            return None
+        label = _name_of(ctx, weight, expr) or "the embedding weight"
+        culprits = [describe_tensor(label, weight)]
+    if not is_tensor(weight):
+        return None
+    rows, dim = (_shape(weight) + [0, 0])[:2]
+    facts: dict[str, Any] = {"module": label, "num_embeddings": rows, "embedding_dim": dim}
+    index = _frame_tensor(record, "input")
+    if index is MISSING:
+        return Evidence(facts, culprits)
+    index_name = _name_of(ctx, index, expr) or "the index tensor"
+    facts.update(index_name=index_name, index_shape=format_shape(_shape(index)))
+    culprits.append(describe_tensor(index_name, index))
+    found = _index_range(index, rows)
+    if found:
+        facts.update(found)
+        if found["min_index"] < 0:
+            facts["negative_min"] = found["min_index"]
+        if found["max_index"] >= rows:
+            facts["needed_embeddings"] = found["max_index"] + 1
+            facts["embedding_fix"] = f"nn.Embedding({found['max_index'] + 1}, {dim})"
+    return Evidence(facts, culprits)
+
+
+# --- dim out of range ------------------------------------------------------------------------------
+
+@probe("dim_operand", provides=("tensor_name", "tensor_shape", "tensor_rank", "last_dim", "call"))
+def dim_operand(ctx: ProbeContext) -> Evidence | None:
+    """The tensor whose dimension was asked for, and its rank."""
+    record, expr = _user_expression(ctx)
+    name, value = _receiver(record, expr)
+    if value is MISSING or name is None:
+        return None
+    shape = _shape(value)
+    facts = {"tensor_name": name, "tensor_shape": format_shape(shape), "tensor_rank": len(shape),
+             "last_dim": max(len(shape) - 1, 0), "call": expr.text}
+    return Evidence(facts, [describe_tensor(name, value)])
+
+
+# --- load_state_dict size mismatches ---------------------------------------------------------------
+
+_SIZE_MISMATCH_RE = re.compile(
+    r"size mismatch for (?P<key>[\w.]+): copying a param with shape torch\.Size\(\[(?P<ckpt>[\d, ]*)\]\) from "
+    r"checkpoint, the shape in current model is torch\.Size\(\[(?P<model>[\d, ]*)\]\)")
+
+
+def _submodule(root: Any, path: str) -> Any:
+    module = root
+    for part in path.split(".") if path else []:
+        module = child_modules(module).get(part, MISSING)
+        if module is MISSING or module is None:
+            return MISSING
+    return module
+
+
+def _constructor_for(module: Any, param: str, ckpt: list[int]) -> str | None:
+    """The layer that holds a checkpoint parameter of this shape."""
+    cls = type(module).__name__
+    if param != "weight" or not ckpt:
+        return None
+    if cls == "Linear" and len(ckpt) == 2:
+        return f"nn.Linear({ckpt[1]}, {ckpt[0]})"
+    if cls == "Embedding" and len(ckpt) == 2:
+        return f"nn.Embedding({ckpt[0]}, {ckpt[1]})"
+    if cls.startswith("Conv") and "Transpose" not in cls and len(ckpt) >= 3:
+        groups = safe_getattr(module, "groups")
+        groups = groups if isinstance(groups, int) else 1
+        kernel = tuple(ckpt[2:])
+        extra = "" if groups == 1 else f", groups={groups}"
+        return f"nn.{cls}({ckpt[1] * groups}, {ckpt[0]}, kernel_size={_compact(kernel)}{extra})"
+    if ("Norm" in cls) and len(ckpt) == 1:
+        return f"nn.{cls}({ckpt[0]})"
+    return None
+
+
+@probe("state_dict_sizes", provides=("model", "mismatch_count", "mismatches", "rebuild"))
+def state_dict_sizes(ctx: ProbeContext) -> Evidence | None:
+    """Every `size mismatch for KEY` in the message, with the live parameter and the layer that would fit."""
+    message = ctx.exception.args[0] if ctx.exception is not None and ctx.exception.args else None
+    if not isinstance(message, str):
+        return None
+    found = [(m.group("key"), _ints(m.group("ckpt")), _ints(m.group("model")))
+             for m in _SIZE_MISMATCH_RE.finditer(message)]
+    if not found:
+        return None
+    lines = [f"{key}: checkpoint {format_shape(c)} vs model {format_shape(m)}" for key, c, m in found]
+    facts: dict[str, Any] = {"mismatch_count": len(found), "mismatches": "; ".join(lines[:10])
+                             + (f"; ... and {len(lines) - 10} more" if len(lines) > 10 else "")}
+    record, expr = _user_expression(ctx)
+    model_name, model = None, MISSING
+    if expr is not None and expr.kind == "call" and expr.callee is not None \
+            and expr.callee.text.endswith(".load_state_dict") and record is not None:
+        model_name = expr.callee.text.rsplit(".", 1)[0]
+        model = resolve_text(model_name, record.namespace())
+    culprits = []
+    if not is_module(model):
+        return Evidence(facts, culprits)
+    facts["model"] = model_name
+    rebuild = []
+    for key, ckpt, _ in found:
+        path, _, param = key.rpartition(".")
+        owner = _submodule(model, path)
+        if owner is MISSING:
+            continue
+        live = safe_getattr(owner, param)
+        if is_tensor(live) and len(culprits) < MAX_LISTED:
+            culprits.append(describe_tensor(f"{model_name}.{key}", live, checkpoint_shape=ckpt))
+        constructor = _constructor_for(owner, param, ckpt)
+        if constructor:
+            rebuild.append(f"{model_name}.{path} = {constructor}")
+    if rebuild:
+        facts["rebuild"] = "; ".join(rebuild[:10])
+    return Evidence(facts, culprits)
+
+
+# --- recurrent layers ------------------------------------------------------------------------------
+
+@probe("rnn_input", provides=(
+    "module", "module_repr", "input_size", "hidden_size", "batch_first", "input_name", "input_shape",
+    "got_features", "layout", "rnn_fix", "transpose_fix", "transpose_shape"))
+def rnn_input(ctx: ProbeContext) -> Evidence | None:
+    """The RNN/LSTM/GRU, how it reads its input's dimensions (batch_first) and what would fit."""
+    record, module = _failing_module(ctx, "RNNBase")
+    if module is None:
+        return None
+    _, expr = _user_expression(ctx)
+    name = _module_label(ctx, module, expr)
+    input_size, hidden = safe_getattr(module, "input_size"), safe_getattr(module, "hidden_size")
+    batch_first = safe_getattr(module, "batch_first") is True
+    facts: dict[str, Any] = {"module": name, "module_repr": module_repr(module), "input_size": input_size,
+                             "hidden_size": hidden, "batch_first": batch_first}
+    culprits = [describe_module(name, module)]
+    value = _frame_tensor(record, "input")
+    if value is MISSING:
+        return Evidence(facts, culprits)
+    input_name = _name_of(ctx, value, expr) or f"the input of {name}"
+    shape = _shape(value)
+    facts.update(input_name=input_name, input_shape=format_shape(shape), got_features=shape[-1] if shape else 0)
+    culprits.append(describe_tensor(input_name, value))
+    if len(shape) == 3:
+        labels = ("batch", "seq", "features") if batch_first else ("seq", "batch", "features")
+        facts["layout"] = "(" + ", ".join(f"{label}={size}" for label, size in zip(labels, shape)) + ")"
+    options = []
+    for attr, default in (("num_layers", 1), ("bidirectional", False), ("batch_first", False)):
+        option = safe_getattr(module, attr)
+        if option is not MISSING and option != default:
+            options.append(f"{attr}={option}")
+    facts["rnn_fix"] = f"nn.{type(module).__name__}({', '.join([str(facts['got_features']), str(hidden)] + options)})"
+    if shape and input_size in shape[:-1]:
+        j = shape.index(input_size)
+        swapped = list(shape)
+        swapped[j], swapped[-1] = swapped[-1], swapped[j]
+        facts["transpose_fix"] = f"{input_name}.transpose({j}, {len(shape) - 1})"
+        facts["transpose_shape"] = format_shape(swapped)
+    return Evidence(facts, culprits)
+
+
+# --- attention -------------------------------------------------------------------------------------
+
+@probe("attention_operands", provides=(
+    "module", "module_repr", "embed_dim", "num_heads", "batch_first", "query_name", "query_shape", "key_shape",
+    "got_embed", "layout", "seq_first_layout", "mha_fix", "layer", "layer_fix", "projection_fix"))
+def attention_operands(ctx: ProbeContext) -> Evidence | None:
+    """The nn.MultiheadAttention (and the Transformer layer around it), its embed_dim and the query it got."""
+    record, module = _failing_module(ctx, "MultiheadAttention")
+    if module is None:
+        return None
+    _, expr = _user_expression(ctx)
+    name = _module_label(ctx, module, expr)
+    embed_dim, heads = safe_getattr(module, "embed_dim"), safe_getattr(module, "num_heads")
+    batch_first = safe_getattr(module, "batch_first") is True
+    facts: dict[str, Any] = {"module": name, "module_repr": module_repr(module), "embed_dim": embed_dim,
+                             "num_heads": heads, "batch_first": batch_first}
+    culprits = [describe_module(name, module)]
+    layer, layer_record = None, None
+    for outer, owner in reversed(module_frames(ctx.records)):
+        if owner is not module and type(owner).__name__ in ("TransformerEncoderLayer", "TransformerDecoderLayer"):
+            layer, layer_record = owner, outer
+            break
+    if layer is not None:
+        facts["layer"] = _module_label(ctx, layer, expr)
+        culprits.append(describe_module(facts["layer"], layer))
+    # With batch_first=True, forward() rebinds query/key to transposed copies: read them from the caller.
+    query = key = MISSING
+    if expr is not None and expr.kind == "call" and expr.callee is not None and expr.callee.value is module:
+        tensors = [op.value for op in expr.operands if is_tensor(op.value)]
+        query, key = (tensors + [MISSING, MISSING])[:2]
+    elif layer_record is not None:
+        query = _frame_tensor(layer_record, "x")
+    swap = False
+    if query is MISSING:
+        query, key, swap = _frame_tensor(record, "query"), _frame_tensor(record, "key"), batch_first
+    if query is MISSING:
+        return Evidence(facts, culprits)
+    query_name = _name_of(ctx, query, expr) or "query"
+    shape = _shape(query)
+    if swap and len(shape) == 3:
+        shape = [shape[1], shape[0], shape[2]]
+    facts.update(query_name=query_name, query_shape=format_shape(shape), got_embed=shape[-1] if shape else 0)
+    culprits.append(describe_tensor(query_name, query))
+    if key is not MISSING:
+        key_shape = _shape(key)
+        if swap and len(key_shape) == 3:
+            key_shape = [key_shape[1], key_shape[0], key_shape[2]]
+        facts["key_shape"] = format_shape(key_shape)
+    if len(shape) == 3:
+        labels = ("N", "L", "E") if batch_first else ("L", "N", "E")
+        facts["layout"] = "(" + ", ".join(f"{label}={size}" for label, size in zip(labels, shape)) + ")"
+        if not batch_first:
+            facts["seq_first_layout"] = facts["layout"]
+    got = facts["got_embed"]
+    if isinstance(heads, int) and got:
+        fitting = max(h for h in range(1, heads + 1) if got % h == 0)
+        suffix = ", batch_first=True" if batch_first else ""
+        facts["mha_fix"] = f"nn.MultiheadAttention({got}, {fitting}{suffix})"
+        if layer is not None:
+            facts["layer_fix"] = f"nn.{type(layer).__name__}(d_model={got}, nhead={fitting}{suffix})"
+    if isinstance(embed_dim, int) and got and got != embed_dim:
+        facts["projection_fix"] = f"nn.Linear({got}, {embed_dim})"
+    return Evidence(facts, culprits)

@@ -1,0 +1,401 @@
+"""Probes for the memory family: the numbers in an out-of-memory message, the largest live tensors,
+lists that keep computation graphs alive, and evaluation run with autograd still recording.
+
+Everything is read from frames, containers and autograd nodes without calling user code, within
+fixed bounds (objects visited, graph nodes walked, seconds spent), and nothing is kept afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .._inspect import (FrameRecord, child_modules, describe_tensor, failing_expression, format_shape,
+                        innermost_user_frame, is_module, is_tensor, safe_getattr, user_frames)
+from . import Evidence, ProbeContext, probe
+
+MAX_OBJECTS = 20_000       # containers and tensors visited per scan
+MAX_DEPTH = 4              # list inside dict inside object inside a frame
+MAX_ITEMS = 5_000          # items read from one container
+MAX_GRAPH_NODES = 50_000   # autograd nodes walked per measurement
+SCAN_BUDGET_S = 0.5
+TOP_TENSORS = 3
+FRAGMENTATION_SHARE = 0.10  # reserved-but-unallocated above this share of the GPU is fragmentation
+BATCH_NAMES = ("inputs", "input", "images", "x", "batch", "data", "features", "tokens", "input_ids", "xb", "imgs")
+EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\s*$")
+# torch prints these with binary multiples even where it writes "MB"/"GB" (the MPS allocator).
+_UNITS = {"bytes": 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
+          "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
+
+
+def parse_size(text: Any) -> int | None:
+    """'20.00 MiB' -> 20971520; an int is already bytes; anything else -> None."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    if not isinstance(text, str):
+        return None
+    match = _SIZE_RE.match(text)
+    if not match:
+        return None
+    return int(float(match.group(1)) * _UNITS[match.group(2)])
+
+
+def format_size(nbytes: float) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(nbytes) >= scale:
+            return f"{nbytes / scale:.2f} {unit}"
+    return f"{int(nbytes)} bytes"
+
+
+def tensor_nbytes(tensor: Any) -> int:
+    torch = sys.modules["torch"]
+    with torch._C.DisableTorchFunction():
+        return int(torch.Tensor.numel(tensor)) * int(torch.Tensor.element_size(tensor))
+
+
+# --- bounded walk over what user frames can reach -----------------------------------------------
+
+@dataclass
+class Found:
+    path: str   # how the user's code reaches it: 'losses', 'history["val"]', 'model.fc.weight.grad'
+    value: Any
+    depth: int
+
+
+class Budget:
+    def __init__(self, objects: int = MAX_OBJECTS, seconds: float = SCAN_BUDGET_S):
+        self.left = objects
+        self.deadline = time.monotonic() + seconds
+
+    def spend(self) -> bool:
+        self.left -= 1
+        return self.left >= 0 and time.monotonic() < self.deadline
+
+
+def _tensor_grad(tensor: Any) -> Any:
+    torch = sys.modules["torch"]
+    try:
+        # The C-level getter: a Tensor subclass's own `grad` property is never consulted.
+        return torch._C.TensorBase.grad.__get__(tensor)
+    except Exception:  # a tensor type without the slot
+        return None
+
+
+def walk_reachable(records: list[FrameRecord], budget: Budget | None = None) -> Iterator[Found]:
+    """Every list, tuple, dict, module, tensor (and a tensor's .grad) reachable from user frames'
+    locals, innermost frame first, each object once. Plain containers only: subclasses might run
+    code when iterated. User objects are entered through their instance __dict__ only."""
+    budget = budget or Budget()
+    seen: set[int] = set()
+    for record in reversed(user_frames(records)):
+        local_vars = record.locals
+        if not isinstance(local_vars, dict):
+            continue
+        for name, value in list(local_vars.items())[:MAX_ITEMS]:
+            if not isinstance(name, str) or name.startswith("__"):
+                continue
+            stack = [(name, value, 0)]
+            while stack:
+                path, obj, depth = stack.pop()
+                if id(obj) in seen:
+                    continue
+                if not budget.spend():
+                    return
+                seen.add(id(obj))
+                children = _children(path, obj, depth)
+                if children is None:
+                    continue
+                yield Found(path, obj, depth)
+                if depth < MAX_DEPTH:
+                    stack.extend(reversed(children))
+
+
+def _children(path: str, obj: Any, depth: int) -> list[tuple[str, Any, int]] | None:
+    """The objects under obj worth visiting, or None when obj is of no interest at all."""
+    kind = type(obj)
+    if is_tensor(obj):
+        # Only leaves accumulate .grad (reading it on any other tensor makes torch warn).
+        grad = _tensor_grad(obj) if sys.modules["torch"]._C.TensorBase.is_leaf.__get__(obj) else None
+        return [(f"{path}.grad", grad, depth + 1)] if grad is not None else []
+    if kind in (list, tuple):
+        return [(f"{path}[{i}]", item, depth + 1) for i, item in enumerate(obj[:MAX_ITEMS])]
+    if kind is dict:
+        items = []
+        for i, (key, item) in enumerate(dict.items(obj)):
+            if i >= MAX_ITEMS:
+                break
+            label = repr(key) if type(key) in (str, int) else str(i)
+            items.append((f"{path}[{label}]", item, depth + 1))
+        return items
+    if is_module(obj):
+        items = []
+        for table in ("_parameters", "_buffers"):
+            entries = safe_getattr(obj, table)
+            if type(entries) is dict:
+                items += [(f"{path}.{key}", value, depth) for key, value in entries.items() if value is not None]
+        items += [(f"{path}.{key}", child, depth) for key, child in child_modules(obj).items() if child is not None]
+        return items
+    if kind.__module__ in ("builtins", "types") or kind.__module__.startswith(("torch", "numpy")):
+        return None
+    try:
+        inst = object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        return None
+    if type(inst) is not dict:
+        return None
+    return [(f"{path}.{key}", value, depth + 1) for key, value in list(inst.items())[:MAX_ITEMS]
+            if isinstance(key, str) and not key.startswith("__")]
+
+
+# --- autograd graphs ----------------------------------------------------------------------------
+
+def graph_size(roots: list[Any], max_nodes: int = MAX_GRAPH_NODES) -> tuple[int, int, bool]:
+    """(nodes, bytes of saved tensors, complete) for the graphs behind roots, shared nodes once.
+
+    Saved tensors are read through the nodes' `_saved_*` attributes; those already freed by a
+    backward pass raise and count as nothing."""
+    seen: set[int] = set()
+    storages: set[tuple[int, int]] = set()
+    saved = 0
+    stack = [r for r in roots if r is not None]
+    names_by_type: dict[type, list[str]] = {}
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        if len(seen) >= max_nodes:
+            return len(seen), saved, False
+        seen.add(id(node))
+        kind = type(node)
+        if kind not in names_by_type:
+            names_by_type[kind] = [n for n in dir(kind) if n.startswith("_saved_")]
+        for attr in names_by_type[kind]:
+            try:
+                value = getattr(node, attr)
+            except Exception:  # freed by backward(), or not a tensor slot
+                continue
+            for item in (value if isinstance(value, (tuple, list)) else (value,)):
+                if is_tensor(item):
+                    saved += _count_storage(item, storages)
+        try:
+            nexts = node.next_functions
+        except Exception:  # AccumulateGrad and custom nodes without edges
+            continue
+        for entry in nexts or ():
+            if entry and entry[0] is not None:
+                stack.append(entry[0])
+    return len(seen), saved, True
+
+
+def _count_storage(tensor: Any, storages: set[tuple[int, int]]) -> int:
+    try:
+        storage = tensor.untyped_storage()
+        key = (storage.data_ptr(), storage.nbytes())
+    except Exception:  # sparse or meta tensors
+        return tensor_nbytes(tensor)
+    if key in storages:
+        return 0
+    storages.add(key)
+    return key[1]
+
+
+def grad_fn_of(tensor: Any) -> Any:
+    torch = sys.modules["torch"]
+    with torch._C.DisableTorchFunction():
+        return tensor.grad_fn
+
+
+@dataclass
+class Leak:
+    path: str
+    count: int
+    length: int
+    nodes: int
+    saved: int
+    complete: bool
+
+
+def find_leaks(records: list[FrameRecord], budget: Budget | None = None) -> list[Leak]:
+    """Lists in user frames holding several tensors that still carry a grad_fn: each keeps a graph."""
+    leaks = []
+    for found in walk_reachable(records, budget):
+        if type(found.value) is not list or len(found.value) < 2:
+            continue
+        roots = []
+        for item in found.value[:MAX_ITEMS]:
+            if is_tensor(item):
+                node = grad_fn_of(item)
+                if node is not None:
+                    roots.append(node)
+        if len(roots) >= 2:
+            nodes, saved, complete = graph_size(roots)
+            leaks.append(Leak(found.path, len(roots), len(found.value), nodes, saved, complete))
+    leaks.sort(key=lambda leak: (leak.saved, leak.count), reverse=True)
+    return leaks
+
+
+# --- the probes ---------------------------------------------------------------------------------
+
+@probe("oom_numbers", provides=("requested_bytes", "requested_size", "free_bytes", "total_bytes",
+                                "allocated_bytes", "reserved_bytes", "unallocated_bytes", "unallocated_size",
+                                "unallocated_share", "fragmented", "process_bytes"), live=False)
+def oom_numbers(ctx: ProbeContext) -> Evidence | None:
+    """The sizes printed in an out-of-memory message, in bytes, and whether the pool is fragmented."""
+    facts: dict[str, Any] = {}
+    for key, name in (("requested", "requested"), ("free", "free"), ("total", "total"),
+                      ("allocated", "allocated"), ("reserved", "reserved"), ("cached", "reserved"),
+                      ("unallocated", "unallocated"), ("process_used", "process")):
+        value = parse_size(ctx.facts.get(key, ctx.facts.get(f"{key}_bytes")))
+        if value is not None:
+            facts[f"{name}_bytes"] = value
+    if not facts:
+        return None
+    if "requested_bytes" in facts:
+        facts["requested_size"] = format_size(facts["requested_bytes"])
+    unallocated = facts.get("unallocated_bytes")
+    if unallocated is None and "reserved_bytes" in facts and "allocated_bytes" in facts:
+        unallocated = max(facts["reserved_bytes"] - facts["allocated_bytes"], 0)
+        facts["unallocated_bytes"] = unallocated
+    total = facts.get("total_bytes")
+    if unallocated is not None and total:
+        share = unallocated / total
+        facts["unallocated_size"] = format_size(unallocated)
+        facts["unallocated_share"] = f"{share:.0%}"
+        # Fragmentation: a large idle pool, or one that alone could have served the request.
+        facts["fragmented"] = share >= FRAGMENTATION_SHARE or unallocated >= facts.get("requested_bytes", 1 << 62)
+    return Evidence(facts)
+
+
+@probe("memory_live", provides=("largest_name", "largest_size", "largest_shape", "batch_name", "batch_size",
+                                "fit_batch", "leak_name", "leak_count", "leak_nodes", "leak_saved_size",
+                                "leak_saved_bytes", "eval_name", "eval_model", "available_size",
+                                "cuda_peak_size"))
+def memory_live(ctx: ProbeContext) -> Evidence | None:
+    """The largest live tensors, the batch size and one that would fit, lists that keep graphs alive,
+    outputs still recording autograd during evaluation, and the CUDA allocator's own statistics."""
+    facts: dict[str, Any] = {}
+    culprits: list[dict[str, Any]] = []
+    budget = Budget()
+    tensors: dict[int, tuple[str, Any, int]] = {}
+    for found in walk_reachable(ctx.records, budget):
+        if is_tensor(found.value) and id(found.value) not in tensors:
+            tensors[id(found.value)] = (found.path, found.value, tensor_nbytes(found.value))
+    largest = sorted(tensors.values(), key=lambda item: item[2], reverse=True)[:TOP_TENSORS]
+    for path, tensor, nbytes in largest:
+        culprits.append(_describe(path, tensor, nbytes))
+    if largest:
+        path, tensor, nbytes = largest[0]
+        facts.update(largest_name=path, largest_size=format_size(nbytes), largest_shape=format_shape(tensor.shape))
+
+    leaks = find_leaks(ctx.records, Budget())
+    if leaks:
+        leak = leaks[0]
+        facts.update(leak_name=leak.path, leak_count=leak.count, leak_nodes=leak.nodes,
+                     leak_saved_bytes=leak.saved, leak_saved_size=format_size(leak.saved))
+        culprits.insert(0, {"name": leak.path, "kind": "list", "length": leak.length,
+                            "tensors_with_grad_fn": leak.count, "graph_nodes": leak.nodes,
+                            "saved_tensor_bytes": leak.saved, "complete": leak.complete})
+
+    facts.update(_batch(ctx, tensors))
+    facts.update(_eval_outputs(ctx.records, tensors))
+    facts.update(_fit(ctx.facts, facts))
+    facts.update(_cuda_stats())
+    # The working set here is the tensors' ids and references: drop them before returning.
+    tensors.clear()
+    if not facts:
+        return None
+    return Evidence(facts, culprits)
+
+
+def _describe(path: str, tensor: Any, nbytes: int) -> dict[str, Any]:
+    return describe_tensor(path, tensor, bytes=nbytes, size=format_size(nbytes))
+
+
+def _batch(ctx: ProbeContext, tensors: dict[int, tuple[str, Any, int]]) -> dict[str, Any]:
+    """The batch: the tensor handed to the failing call in the user's frame, else a conventional name."""
+    user = innermost_user_frame(ctx.records)
+    expr = failing_expression(user) if user is not None else None
+    if expr is not None:
+        for operand in expr.operands:
+            if is_tensor(operand.value) and operand.value.dim() >= 1:
+                return {"batch_name": operand.text, "batch_size": int(operand.value.shape[0])}
+    by_name = {path: tensor for path, tensor, _ in tensors.values() if "." not in path and "[" not in path}
+    for name in BATCH_NAMES:
+        tensor = by_name.get(name)
+        if tensor is not None and tensor.dim() >= 2:
+            return {"batch_name": name, "batch_size": int(tensor.shape[0])}
+    return {}
+
+
+def _fit(message: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+    """A batch size for which the failing allocation fits, assuming it grows with the batch."""
+    batch = facts.get("batch_size")
+    requested = parse_size(message.get("requested", message.get("requested_bytes")))
+    if not batch or not requested:
+        return {}
+    out: dict[str, Any] = {}
+    free = parse_size(message.get("free"))
+    limit = parse_size(message.get("max_allowed"))
+    if free is None and limit is not None:  # MPS: the watermark minus what is already in use
+        used = sum(parse_size(message.get(k)) or 0 for k in ("allocated", "other"))
+        free = max(limit - used, 0)
+    if free is None and "total" not in message:  # the CPU allocator: what the machine has left now
+        free = _available_ram()
+        if free is not None:
+            out["available_size"] = format_size(free)
+    if free is None or requested <= free:
+        return out
+    out["fit_batch"] = int(batch * free // requested)
+    return out
+
+
+def _available_ram() -> int | None:
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _eval_outputs(records: list[FrameRecord], tensors: dict[int, tuple[str, Any, int]]) -> dict[str, Any]:
+    """An output that records a graph in a frame that is evaluating: named so, or its model in eval()."""
+    for record in reversed(user_frames(records)):
+        local_vars = record.locals
+        if not isinstance(local_vars, dict):
+            continue
+        models = [(name, value) for name, value in list(local_vars.items())[:MAX_ITEMS]
+                  if is_module(value) and name != "self"]
+        eval_model = next((name for name, model in models if safe_getattr(model, "training") is False), None)
+        evaluating = eval_model is not None or any(word in record.name.lower() for word in EVAL_WORDS)
+        for name, value in list(local_vars.items())[:MAX_ITEMS]:
+            if not is_tensor(value) or grad_fn_of(value) is None:
+                continue
+            if evaluating or any(word in name.lower() for word in EVAL_WORDS):
+                out = {"eval_name": name}
+                if eval_model is not None:
+                    out["eval_model"] = eval_model
+                return out
+    return {}
+
+
+def _cuda_stats() -> dict[str, Any]:
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    try:
+        # Only an already-initialised CUDA context: the explainer must not create one.
+        if cuda is None or not cuda.is_available() or not cuda.is_initialized():
+            return {}
+        stats = cuda.memory_stats()
+    except Exception:  # a broken driver after the OOM
+        return {}
+    peak = stats.get("allocated_bytes.all.peak")
+    return {"cuda_peak_size": format_size(peak)} if isinstance(peak, int) else {}
+

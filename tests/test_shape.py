@@ -1,0 +1,226 @@
+"""The shape family against its fixtures: each real torch error is explained with the module, the operands,
+their live shapes, the dimension that disagrees and a fix carrying the value that would work."""
+
+from __future__ import annotations
+
+import pytest
+
+import explainer
+
+from conftest import raise_fixture
+
+
+def explain_fixture(name: str):
+    diagnosis = explainer.explain(raise_fixture(f"fixtures/shape/{name}.py"))
+    assert not diagnosis.internal_errors, diagnosis.internal_errors
+    return diagnosis
+
+
+def culprit(diagnosis, name: str) -> dict:
+    found = {c["name"]: c for c in diagnosis.culprits}
+    assert name in found, f"no culprit {name!r} in {sorted(found)}"
+    return found[name]
+
+
+def has_fix(diagnosis, text: str) -> bool:
+    return any(text in fix for fix in diagnosis.fixes)
+
+
+def test_linear_in_features_names_the_nested_layer():
+    d = explain_fixture("linear_in_features")
+    assert d.rule == "shape.matmul"
+    assert culprit(d, "model.encoder.fc")["kind"] == "module"
+    assert culprit(d, "x")["shape"] == [32, 512]
+    assert d.facts["got_features"] == 512 and d.facts["in_features"] == 256
+    assert has_fix(d, "model.encoder.fc = nn.Linear(512, 10)")
+
+
+def test_conv_channels_names_the_conv_in_sequential_and_the_channel_count():
+    d = explain_fixture("conv_channels")
+    assert d.rule == "shape.conv_channels"
+    assert "Conv2d(3, 16" in culprit(d, "model.features.0")["repr"]
+    assert culprit(d, "x")["shape"] == [8, 1, 28, 28]
+    assert (d.facts["channel_dim"], d.facts["got_channels"], d.facts["expected_channels"]) == (1, 1, 3)
+    assert has_fix(d, "model.features.0 = nn.Conv2d(1, 16, kernel_size=3, padding=1)")
+    assert has_fix(d, "x.expand(-1, 3, -1, -1)")
+    assert "model.features.0" in d.summary and "(8, 1, 28, 28)" in d.summary
+
+
+def test_conv_input_rank_suggests_the_missing_dimensions():
+    d = explain_fixture("conv_input_rank")
+    assert d.rule == "shape.conv_input_rank"
+    assert culprit(d, "model.conv1")["kind"] == "module"
+    assert culprit(d, "x")["shape"] == [28, 28]
+    assert d.facts["input_rank"] == 2 and d.facts["batched_rank"] == 4
+    assert has_fix(d, "x.unsqueeze(0).unsqueeze(0)` -> (1, 1, 28, 28)")
+
+
+def test_broadcast_names_both_operands_and_their_own_dimension():
+    d = explain_fixture("broadcast")
+    assert d.rule == "shape.broadcast"
+    assert culprit(d, "scores")["shape"] == [4, 3]
+    assert culprit(d, "totals")["shape"] == [4]
+    # The message's dimension 1 is dimension 1 of scores but dimension 0 of totals.
+    assert (d.facts["dim"], d.facts["a_dim"], d.facts["b_dim"]) == (1, 1, 0)
+    assert has_fix(d, "totals.unsqueeze(-1)` -> (4, 1)")
+    assert "scores / totals" in d.summary
+
+
+def test_view_size_counts_elements_and_suggests_flatten():
+    d = explain_fixture("view_size")
+    assert d.rule == "shape.view_size"
+    assert culprit(d, "x")["shape"] == [8, 16, 5, 5]
+    assert (d.facts["numel"], d.facts["requested_numel"]) == (3200, 2048)
+    assert has_fix(d, "x.flatten(1)` -> (8, 400)")
+    assert has_fix(d, "nn.Linear(400, ...)")
+    assert has_fix(d, "x.view(8, 400)")
+
+
+def test_view_stride_finds_the_transpose_that_broke_contiguity():
+    d = explain_fixture("view_stride")
+    assert d.rule == "shape.view_stride"
+    assert culprit(d, "y")["shape"] == [2, 5, 4, 8]
+    assert d.facts["input_stride"] == "(160, 8, 40, 1)"
+    assert d.facts["made_by"] == "transpose"
+    assert "y = y.transpose(1, 2)" in d.facts["made_at"]
+    assert has_fix(d, "y.reshape(B, T, C)") and has_fix(d, "y.contiguous().view(B, T, C)")
+
+
+def test_cat_lists_the_tensors_and_the_disagreeing_dimension():
+    d = explain_fixture("cat_sizes")
+    assert d.rule == "shape.cat_sizes"
+    assert culprit(d, "image_features")["shape"] == [32, 128]
+    assert culprit(d, "text_features")["shape"] == [16, 64]
+    assert (d.facts["cat_dim"], d.facts["mismatch_dim"]) == (1, 0)
+    assert d.facts["mismatch_name"] == "text_features"
+
+
+def test_stack_lists_the_entries_and_suggests_padding():
+    d = explain_fixture("stack_sizes")
+    assert d.rule == "shape.stack_sizes"
+    assert culprit(d, "sequences[0]")["shape"] == [3]
+    assert culprit(d, "sequences[1]")["shape"] == [4]
+    assert d.facts["mismatch_dim"] == 0
+    assert has_fix(d, "pad_sequence(sequences, batch_first=True)")
+
+
+def test_loss_batch_size_names_output_and_target_and_the_ratio():
+    d = explain_fixture("loss_batch_size")
+    assert d.rule == "shape.loss_batch_size"
+    assert culprit(d, "criterion")["repr"] == "CrossEntropyLoss()"
+    assert culprit(d, "logits")["shape"] == [32, 10]
+    assert culprit(d, "labels")["shape"] == [16]
+    assert (d.facts["input_batch"], d.facts["target_batch"], d.facts["batch_ratio"]) == (32, 16, 2)
+    assert has_fix(d, "x.flatten(1)")
+
+
+def test_bce_target_size_suggests_squeeze():
+    d = explain_fixture("loss_target_size")
+    assert d.rule == "shape.loss_target_size"
+    assert culprit(d, "probs")["shape"] == [32, 1]
+    assert culprit(d, "labels")["shape"] == [32]
+    assert has_fix(d, "probs.squeeze(-1)` -> (32,)")
+    assert has_fix(d, "labels.view_as(probs)")
+
+
+def test_cross_entropy_on_sequence_logits_suggests_permute():
+    d = explain_fixture("loss_target_dims")
+    assert d.rule == "shape.loss_target_dims"
+    assert d.facts["loss"] == "F.cross_entropy"
+    assert culprit(d, "logits")["shape"] == [4, 7, 10]
+    assert culprit(d, "targets")["shape"] == [4, 7]
+    assert has_fix(d, "logits.permute(0, 2, 1)` -> (4, 10, 7)")
+    assert has_fix(d, "logits.reshape(-1, 10), targets.reshape(-1)")
+
+
+def test_multi_target_labels_suggest_squeeze():
+    d = explain_fixture("loss_multi_target")
+    assert d.rule == "shape.loss_target_dims"
+    assert culprit(d, "labels")["shape"] == [32, 1]
+    assert has_fix(d, "labels.squeeze(1)")
+
+
+def test_embedding_index_reports_max_id_against_num_embeddings():
+    d = explain_fixture("embedding_index")
+    assert d.rule == "shape.embedding_index"
+    assert culprit(d, "model.embed")["repr"] == "Embedding(1000, 32)"
+    assert culprit(d, "token_ids")["shape"] == [2, 4]
+    assert (d.facts["num_embeddings"], d.facts["max_index"], d.facts["out_of_range"]) == (1000, 1203, 2)
+    assert "negative_min" not in d.facts
+    assert has_fix(d, "model.embed = nn.Embedding(1204, 32)")
+    # Values are reduced to numbers; the ids themselves are never shown.
+    assert "507" not in d.to_json()
+
+
+def test_dim_out_of_range_gives_the_rank_and_the_last_dim():
+    d = explain_fixture("dim_out_of_range")
+    assert d.rule == "shape.dim_out_of_range"
+    assert culprit(d, "logits")["shape"] == [32, 10]
+    assert (d.facts["tensor_rank"], d.facts["dim"]) == (2, 2)
+    assert has_fix(d, "`dim=1`")
+
+
+def test_state_dict_size_summarises_every_mismatched_key():
+    d = explain_fixture("state_dict_size")
+    assert d.rule == "shape.state_dict_size"
+    assert d.facts["mismatch_count"] == 3
+    for key in ("body.weight", "body.bias", "fc.weight"):
+        assert key in d.summary
+    weight = culprit(d, "model.fc.weight")
+    assert weight["shape"] == [10, 256] and weight["checkpoint_shape"] == [10, 512]
+    assert has_fix(d, "model.body = nn.Linear(784, 512); model.fc = nn.Linear(512, 10)")
+
+
+def test_rnn_input_size_shows_the_batch_first_layout_and_the_transpose():
+    d = explain_fixture("rnn_input_size")
+    assert d.rule == "shape.rnn_input_size"
+    assert culprit(d, "model.encoder")["repr"] == "LSTM(10, 32, batch_first=True)"
+    assert culprit(d, "x")["shape"] == [4, 10, 20]
+    assert d.facts["layout"] == "(batch=4, seq=10, features=20)"
+    assert has_fix(d, "x.transpose(1, 2)` -> (4, 20, 10)")
+    assert has_fix(d, "model.encoder = nn.LSTM(20, 32, batch_first=True)")
+
+
+def test_attention_embed_dim_names_the_layer_inside_the_encoder():
+    d = explain_fixture("attention_embed_dim")
+    assert d.rule == "shape.attention_embed_dim"
+    culprit(d, "model.encoder.layers.0.self_attn")
+    assert culprit(d, "h")["shape"] == [2, 5, 32]
+    assert (d.facts["embed_dim"], d.facts["got_embed"]) == (64, 32)
+    assert has_fix(d, "nn.TransformerEncoderLayer(d_model=32, nhead=4, batch_first=True)")
+    assert has_fix(d, "nn.Linear(32, 64)")
+
+
+def test_attention_mask_reads_query_and_key_lengths():
+    d = explain_fixture("attention_mask")
+    assert d.rule == "shape.attention_mask"
+    assert culprit(d, "queries")["shape"] == [2, 5, 64]
+    assert d.facts["key_shape"] == "(2, 6, 64)"
+    assert d.facts["expected_dims"] == "5, 6"
+    assert "seq_first_layout" not in d.facts  # batch_first=True: no batch_first advice
+
+
+@pytest.mark.parametrize("message, rule, words", [
+    ("RuntimeError: Given groups=1, weight of size [64, 3, 3, 3], expected input[1, 1, 256, 256] to have 3 "
+     "channels, but got 1 channels instead", "shape.conv_channels", ["[64, 3, 3, 3]", "expects 3", "has 1"]),
+    ("RuntimeError: The size of tensor a (16) must match the size of tensor b (48) at non-singleton dimension 1",
+     "shape.broadcast", ["16", "48", "dimension 1"]),
+    ("RuntimeError: shape '[-1, 400]' is invalid for input of size 384", "shape.view_size",
+     ["[-1, 400]", "384 elements", "must divide 384"]),
+    ("RuntimeError: Error(s) in loading state_dict for Net:\n\tsize mismatch for fc.weight: copying a param with "
+     "shape torch.Size([10, 512]) from checkpoint, the shape in current model is torch.Size([10, 256]).",
+     "shape.state_dict_size", ["fc.weight", "[10, 512]", "[10, 256]"]),
+])
+def test_text_only_messages_fall_back_to_message_templates(message, rule, words):
+    d = explainer.explain_text(message)
+    assert d.rule == rule
+    for word in words:
+        assert word in d.summary, f"{word!r} not in {d.summary!r}"
+    assert not d.culprits
+
+
+def test_state_dict_size_wins_over_missing_keys_in_a_mixed_message():
+    message = ("RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: \"head.bias\". "
+               "\n\tsize mismatch for fc.weight: copying a param with shape torch.Size([10, 512]) from checkpoint, "
+               "the shape in current model is torch.Size([10, 256]).")
+    assert explainer.explain_text(message).rule == "shape.state_dict_size"
