@@ -9,8 +9,11 @@ Public API: install, uninstall, explain, explain_text, Diagnosis, Location.
 from ._diagnosis import Diagnosis, Location
 from ._explain import explain, explain_text
 from ._hook import install, uninstall
+from ._monitor import TrainingMonitor
+from ._overfit import overfit_one_batch
 
-__all__ = ["Diagnosis", "Location", "explain", "explain_text", "install", "uninstall"]
+__all__ = ["Diagnosis", "Location", "TrainingMonitor", "explain", "explain_text", "install", "overfit_one_batch",
+           "uninstall"]
 __version__ = "0.1.0"
 
 

@@ -10,6 +10,8 @@ import sys
 SUBCOMMANDS = {
     "run": ("explainer._cli_run", "run a script with the hook installed (same as python -m explainer SCRIPT)"),
     "explain": ("explainer._cli_explain", "explain pasted messages and whole logs from their text"),
+    "curves": ("explainer._cli_curves", "diagnose a logged loss curve (CSV or JSON lines): healthy, overfitting, ..."),
+    "overfit": ("explainer._cli_overfit", "single-batch overfit check on MODULE:FACTORY returning (model, batch, loss_fn)"),
     "site": ("explainer._cli_site", "build or serve the runbook site generated from runbooks/"),
     "rules": ("explainer._cli_rules", "list, show, check, test and scaffold rules (built-in and team packs)"),
 }

@@ -23,13 +23,13 @@ import math
 import statistics
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable
-
-import torch
+from typing import TYPE_CHECKING, Any, Callable
 
 from ._curves import History, _sig, classify
 from ._diagnosis import Diagnosis
-from ._nanloc import locate, param_owner
+
+if TYPE_CHECKING:
+    import torch
 
 VANISH_RATIO = 1e-3       # early layers' gradient RMS this far below the later layers' ...
 MIN_UPDATE_RATIO = 1e-4   # ... or updates this small against the weights: the loss is stuck for a reason
@@ -51,6 +51,10 @@ class TrainingMonitor:
                  on_diagnosis: Callable[[Diagnosis], Any] | None = None, max_grad_norm: float = 1e3,
                  jump_factor: float = 100.0, patience: int = 200, capture_inputs: bool = True,
                  measure_updates: bool = True):
+        import torch
+
+        from ._nanloc import param_owner
+
         if check_every < 1:
             raise ValueError("check_every must be at least 1")
         self.model = model
@@ -115,6 +119,8 @@ class TrainingMonitor:
 
     def step(self, loss: torch.Tensor | float, step: int | None = None) -> None:
         """Record this step's loss and gradient norms; call after `loss.backward()`."""
+        import torch
+
         current = self._count if step is None else int(step)
         self._count = current + 1
         grads = [p.grad for p in self._params]
@@ -141,6 +147,8 @@ class TrainingMonitor:
 
     def _subset(self, grads: list[torch.Tensor | None]) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """Some parameters got no gradient this step (unused branch): fold only the others."""
+        import torch
+
         mask = tuple(g is not None for g in grads)
         onehot = self._subset_onehots.get(mask)
         if onehot is None:
@@ -150,6 +158,8 @@ class TrainingMonitor:
 
     def _measure_update(self) -> None:
         """Parameter change over the last optimizer step, against the weights: squared norms by group."""
+        import torch
+
         with torch.no_grad():
             current = [p.detach() for p in self._params]
             deltas = torch._foreach_sub(current, self._snapshot)
@@ -160,6 +170,8 @@ class TrainingMonitor:
 
     def validation(self, val_loss: torch.Tensor | float, step: int | None = None) -> None:
         """Record a validation loss (at the last training step unless step is given)."""
+        import torch
+
         value = float(val_loss.detach()) if isinstance(val_loss, torch.Tensor) else float(val_loss)
         at = max(self._count - 1, 0) if step is None else int(step)
         self._new_val.append((at, value))
@@ -214,6 +226,8 @@ class TrainingMonitor:
             self._check_curve()
 
     def _non_finite(self, index: int, squares: list[float], detected_at: int) -> None:
+        from ._nanloc import locate
+
         step, loss, total = self.steps[index], self.losses[index], self.grad_norms[index]
         bad_loss, bad_grad = not math.isfinite(loss), not math.isfinite(total)
         what = "loss and gradients" if bad_loss and bad_grad else "loss" if bad_loss else "gradients"
@@ -383,6 +397,9 @@ def _bad(squares: list[float]) -> float:
 def _lr(optimizer: torch.optim.Optimizer) -> float | None:
     groups = getattr(optimizer, "param_groups", None) or []
     value = groups[0].get("lr") if groups else None
-    return float(value) if isinstance(value, (int, float)) or isinstance(value, torch.Tensor) else None
+    try:
+        return float(value)  # a float, or a 0-d tensor for a tensor learning rate
+    except (TypeError, ValueError, RuntimeError):
+        return None
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Callable
-
-import torch
+from typing import TYPE_CHECKING, Any, Callable
 
 from ._curves import _sig
 from ._diagnosis import Diagnosis
 from ._inspect import format_shape
+
+if TYPE_CHECKING:
+    import torch
 
 ELEMENTWISE_LOSSES = ("MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss", "BCEWithLogitsLoss")
 BASELINE_MARGIN = 0.9   # a model within 10% of the best constant output learned nothing from the inputs
@@ -32,6 +33,8 @@ def overfit_one_batch(model: torch.nn.Module, batch: Any, loss_fn: Callable[...,
     inputs; the loss is loss_fn(model(inputs), target). passed means the loss fell to at most
     tolerance (default: 1% of the first loss, and never below 0.05).
     """
+    import torch
+
     from ._explain import diagnose_signal
 
     inputs, target = _split(batch)
@@ -114,6 +117,7 @@ def _copy(model: torch.nn.Module) -> torch.nn.Module:
 
 
 def _leaves(output: Any) -> list[torch.Tensor]:
+    import torch
     from torch.utils._pytree import tree_flatten
 
     return [t for t in tree_flatten(output)[0] if isinstance(t, torch.Tensor)]
@@ -121,6 +125,8 @@ def _leaves(output: Any) -> list[torch.Tensor]:
 
 def _gradient_flow(trainable: list[tuple[str, torch.nn.Parameter]], facts: dict[str, Any]) -> None:
     """After the first backward: parameters no gradient reached, or whose gradient is exactly zero."""
+    import torch
+
     missing = [n for n, p in trainable if p.grad is None]
     present = [(n, p.grad) for n, p in trainable if p.grad is not None]
     zero = []
@@ -134,6 +140,8 @@ def _gradient_flow(trainable: list[tuple[str, torch.nn.Parameter]], facts: dict[
 
 
 def _loss_checks(output: Any, target: Any, loss_fn: Any, curve: list[float], facts: dict[str, Any]) -> None:
+    import torch
+
     finite = [v for v in curve if math.isfinite(v)]
     if finite and finite[-1] < -0.05 and finite[-1] < finite[0]:
         facts["loss_unbounded"] = True
@@ -161,6 +169,8 @@ def _loss_checks(output: Any, target: Any, loss_fn: Any, curve: list[float], fac
 def _baseline(model: torch.nn.Module, inputs: Any, output: Any, target: Any, loss_fn: Any, steps: int,
               curve: list[float], facts: dict[str, Any]) -> None:
     """The best loss a constant output reaches, and whether the trained model's outputs differ between samples."""
+    import torch
+
     if not isinstance(output, torch.Tensor) or not output.is_floating_point() or output.dim() < 1:
         return
     constant = torch.zeros((1, *output.shape[1:]), dtype=output.dtype, device=output.device, requires_grad=True)

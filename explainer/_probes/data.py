@@ -345,7 +345,9 @@ def nonfinite_tensors(ctx: ProbeContext) -> Evidence | None:
     if user is None:
         return None
     found, culprits = [], []
-    for index, (name, tensor) in enumerate(_tensors_in_frame(user)):
+    # Values before gradients: the first non-finite value is nearer the cause than the gradients it spoiled.
+    tensors = sorted(_tensors_in_frame(user), key=lambda item: item[0].endswith(".grad"))
+    for index, (name, tensor) in enumerate(tensors):
         if index >= MAX_TENSORS_SCANNED:
             break
         counts = nonfinite_counts(tensor)

@@ -79,7 +79,8 @@ def origin(tensor: Any, name: str | None, ctx: ProbeContext, wanted: str) -> dic
         shape = tuple(int(d) for d in tensor.shape)
         for array_name, array, _ in _numpy_arrays(ctx.records):
             if array.shape == shape and str(array.dtype) == _dtype(tensor):
-                facts["origin"] = f"`{name}` matches NumPy array `{array_name}` ({array.dtype}, shape {format_shape(shape)})"
+                facts["origin"] = (f"`{name}` matches NumPy array `{array_name}` "
+                                   f"({array.dtype}, shape {format_shape(shape)})")
                 facts["convert_fix"] = (f"`{name} = torch.from_numpy({array_name}){method}` (or "
                                         f"`{array_name} = {array_name}.astype(\"{wanted}\")` before converting)")
                 break
@@ -154,7 +155,8 @@ def loss_target(ctx: ProbeContext) -> Evidence | None:
     culprits = [describe_tensor(target_name, target, role="target")]
     if is_tensor(logits):
         input_name = local_name(logits, ctx.records)[0] or "input"
-        facts.update({"input_name": input_name, "input_dtype": _dtype(logits), "input_shape": format_shape(logits.shape)})
+        facts.update({"input_name": input_name, "input_dtype": _dtype(logits),
+                      "input_shape": format_shape(logits.shape)})
         culprits.append(describe_tensor(input_name, logits, role="input"))
     facts.update(origin(target, target_name, ctx, wanted))
     return Evidence(facts, culprits)

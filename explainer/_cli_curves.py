@@ -1,0 +1,50 @@
+"""`explainer curves [--format json] [--plot out.png] FILE`: diagnose a logged loss curve."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._render import render_json, render_text, use_colour
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("text", "json"), default=None,
+                        help="text (default, or $EXPLAINER_FORMAT) or json: one JSON object on stdout")
+    parser.add_argument("--plot", metavar="OUT.png", default=None,
+                        help="also write a PNG of the curve with the diagnosis marked (needs matplotlib)")
+    parser.add_argument("file", metavar="FILE",
+                        help="CSV with columns step,train_loss[,val_loss] (empty cells allowed) or JSON lines")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ._curves import CurveFileError, classify, load_history, plot
+    from ._explain import diagnose_signal
+    from ._render import choose_format
+
+    fmt = choose_format(args.format)
+    try:
+        history = load_history(args.file)
+    except OSError as exc:
+        sys.stderr.write(f"explainer: cannot read {args.file}: {exc.strerror or exc}\n")
+        return 2
+    except CurveFileError as exc:
+        sys.stderr.write(f"explainer: {args.file}: {exc}\n")
+        return 2
+    report = classify(history)
+    diagnosis = diagnose_signal(report.rule, report.facts)
+    if args.plot:
+        try:
+            plot(history, report, args.plot, title=f"{args.file}: {report.curve or 'not enough data'}")
+        except ImportError:
+            sys.stderr.write("explainer: --plot needs matplotlib: pip install 'torch-explainer[plot]'\n")
+            return 2
+        diagnosis.facts["plot"] = args.plot
+    if fmt == "json":
+        sys.stdout.write(render_json(diagnosis, input=args.file))
+    else:
+        sys.stdout.write(render_text(diagnosis, colour=use_colour(sys.stdout)))
+        if args.plot:
+            sys.stdout.write(f"  plot: {args.plot}\n")
+    return 0
