@@ -32,7 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     new.add_argument("--title", help="the one-line title (default: from the id)")
     new.add_argument("--dir", type=Path, help="the pack folder (default: the discovered pack with the id's prefix)")
     new.set_defaults(handler=run_new)
-    parser.set_defaults(handler=lambda args: parser.print_help() or 2)
 
 
 def run_list(args: argparse.Namespace) -> int:

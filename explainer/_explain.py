@@ -72,19 +72,23 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
 
 
 def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: RuleBase) -> Diagnosis | None:
-    """A DataLoader worker's re-raise: explain the original error, at the Dataset's line."""
+    """A DataLoader worker's re-raise: explain the original error, at the Dataset's line.
+
+    The wrapper's own text (with the worker's traceback) wins only when its rule is more specific,
+    i.e. has a higher priority: that is how a collate failure beats the generic stack rule.
+    """
     head, inner = embedded
     worker = WORKER_RE.search(head)
     facts = {"dataloader_worker": int(worker.group("worker"))} if worker else {}
     location = inner.location()
-    found = rulebase.match(inner.text)
-    if found is None:
-        found = rulebase.match(text)
-        if found is None:
-            return None
+    inner_match = rulebase.match(inner.text)
+    wrapper_match = rulebase.match(text)
+    if wrapper_match is not None and (inner_match is None or wrapper_match.rule.priority > inner_match.rule.priority):
         facts["original_error"] = inner.text.splitlines()[0][:500]
-        return _diagnose(found, text, [], None, extra_facts=facts, location=location)
-    return _diagnose(found, inner.text, [], None, extra_facts=facts, location=location)
+        return _diagnose(wrapper_match, text, [], None, extra_facts=facts, location=location)
+    if inner_match is None:
+        return None
+    return _diagnose(inner_match, inner.text, [], None, extra_facts=facts, location=location)
 
 
 def unknown(text: str, location: Location | None) -> Diagnosis:

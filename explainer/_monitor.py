@@ -77,6 +77,8 @@ class TrainingMonitor:
             if owner not in self.group_names:
                 self.group_names.append(owner)
             group_of.append(self.group_names.index(owner))
+        modules = dict(model.named_modules())
+        self.group_types = [type(modules[name]).__name__ if name in modules else "?" for name in self.group_names]
         self._device = self._params[0].device if self._params else torch.device("cpu")
         groups = len(self.group_names)
         onehot = torch.zeros(groups, len(self._params), dtype=torch.float64)
@@ -266,6 +268,7 @@ class TrainingMonitor:
                 facts["jump_orders"] = round(math.log10(total / baseline), 1) if baseline > 0 else None
             if largest is not None:
                 facts["largest_group"] = self.group_names[largest] or "(root)"
+                facts["largest_type"] = self.group_types[largest]
                 facts["largest_group_norm"] = _sig(math.sqrt(squares[largest]))
             if self.optimizer is not None:
                 facts["lr"] = _lr(self.optimizer)
@@ -295,17 +298,19 @@ class TrainingMonitor:
             early_name, early = flowing[0]
             late_name, late = max(flowing[len(flowing) // 2:], key=lambda item: item[1])
             ratio = early / late
-            facts.update(early_group=early_name or "(root)", early_grad_rms=_sig(early),
-                         late_group=late_name or "(root)", late_grad_rms=_sig(late), grad_ratio=_sig(ratio))
+            types = dict(zip(self.group_names, self.group_types))
+            facts.update(early_group=early_name or "(root)", early_type=types[early_name], early_grad_rms=_sig(early),
+                         late_group=late_name or "(root)", late_type=types[late_name], late_grad_rms=_sig(late),
+                         grad_ratio=_sig(ratio))
             if ratio < VANISH_RATIO:
                 facts["orders"] = round(math.log10(late / early), 1)
                 self._raise("signal.vanishing_gradients", facts)
                 return
         if self.update_ratio is not None and self.update_ratio < MIN_UPDATE_RATIO:
             factor = min(1000.0, HEALTHY_UPDATE_RATIO / max(self.update_ratio, 1e-12))
-            facts["lr_factor"] = _sig(factor)
-            if "lr" in facts:
-                facts["suggested_lr"] = _sig(facts["lr"] * factor)
+            facts["lr_factor"] = _round1(factor)
+            if facts.get("lr"):
+                facts["suggested_lr"] = _round1(facts["lr"] * factor)
             self._raise("signal.lr_too_low", facts)
             return
         self._raise("signal.underfitting", facts)
@@ -388,6 +393,12 @@ class _Log:
     def close(self) -> None:
         if not self.handle.closed:
             self.handle.close()
+
+
+def _round1(value: float) -> float:
+    """One significant digit: a suggested setting, not a measurement."""
+    rounded = float(f"{value:.0e}")
+    return int(rounded) if rounded >= 1 else rounded
 
 
 def _bad(squares: list[float]) -> float:

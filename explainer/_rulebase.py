@@ -115,9 +115,19 @@ def build_rulebase(folders: list[tuple[str, Path]], known_probes, *, packs: list
     problems: list[RuleError] = []
     team_problems: list[RuleError] = list(pack_problems)
     seen: dict[str, Rule] = {}
-    sources = [(load_pack(pack, known_probes), team_problems) for pack in packs]
-    sources += [(load_folder(folder, pack=name, known_probes=known_probes), problems) for name, folder in folders]
-    for (loaded, errors), sink in sources:
+    builtin = [(load_folder(folder, pack=name, known_probes=known_probes), problems) for name, folder in folders]
+    # Any prefix a built-in id uses is reserved, beyond the categories read_pack already refuses.
+    taken = {rule.id.split(".")[0]: rule for (loaded, _), _ in builtin for rule in loaded}
+    accepted, team = [], []
+    for pack in packs:
+        if pack.prefix in taken:
+            team_problems.append(RuleError(
+                display_path(pack.pack_file), f"prefix {pack.prefix!r} is used by the built-in rules "
+                f"({taken[pack.prefix].file})", hint="use your team's or company's name"))
+            continue
+        accepted.append(pack)
+        team.append((load_pack(pack, known_probes), team_problems))
+    for (loaded, errors), sink in team + builtin:
         sink.extend(errors)
         for rule in loaded:
             if rule.id in seen:
@@ -126,7 +136,7 @@ def build_rulebase(folders: list[tuple[str, Path]], known_probes, *, packs: list
                 continue
             seen[rule.id] = rule
             rules.append(rule)
-    return RuleBase(rules, team_problems + problems, packs=list(packs), team_problems=team_problems)
+    return RuleBase(rules, team_problems + problems, packs=accepted, team_problems=team_problems)
 
 
 _lock = threading.Lock()

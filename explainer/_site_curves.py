@@ -5,6 +5,7 @@ measured curve. The site build plots them, so every picture on the guide is a ru
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,7 +14,8 @@ from torch import nn
 
 FEATURES = 10
 CLASSES = 4
-EPOCHS = 30
+EPOCHS = 20
+BATCH = 128
 
 
 @dataclass
@@ -93,9 +95,9 @@ def train_healthy() -> Curve:
     """Enough data, a fitting model, a sensible learning rate: both losses fall and level off together."""
     generator, train, val = _setup(0, 2048)
     model = _mlp(64)
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
-    return _train(Curve("healthy", "MLP, Adam lr=3e-3, 2048 samples"), model, optimizer, train, val,
-                  epochs=EPOCHS, batch=64, generator=generator)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    return _train(Curve("healthy", "MLP, Adam lr=1e-2, 2048 samples"), model, optimizer, train, val,
+                  epochs=EPOCHS, batch=BATCH, generator=generator)
 
 
 def train_overfitting() -> Curve:
@@ -111,9 +113,9 @@ def train_underfitting() -> Curve:
     """A linear model on a task that is not linear: both losses level off high, close together."""
     generator, train, val = _setup(0, 2048)
     model = nn.Linear(FEATURES, CLASSES)
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-2)
+    optimizer = torch.optim.Adam(model.parameters(), lr=5e-2)
     return _train(Curve("underfitting", "linear model (too little capacity)"), model, optimizer, train, val,
-                  epochs=EPOCHS, batch=64, generator=generator)
+                  epochs=EPOCHS, batch=BATCH, generator=generator)
 
 
 def train_lr_too_low() -> Curve:
@@ -122,16 +124,16 @@ def train_lr_too_low() -> Curve:
     model = _mlp(64)
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
     return _train(Curve("lr_too_low", "MLP, SGD lr=1e-4 (learning rate too low)"), model, optimizer, train, val,
-                  epochs=EPOCHS, batch=64, generator=generator)
+                  epochs=EPOCHS, batch=BATCH, generator=generator)
 
 
 def train_lr_too_high() -> Curve:
-    """The healthy model with SGD at lr=0.8 and momentum: the loss jumps up and down from epoch to epoch."""
+    """The healthy model with SGD at lr=1.5 and momentum: the loss jumps up and down from epoch to epoch."""
     generator, train, val = _setup(0, 2048)
     model = _mlp(64)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.8, momentum=0.9)
-    return _train(Curve("lr_too_high", "MLP, SGD lr=0.8, momentum 0.9"), model, optimizer, train, val,
-                  epochs=EPOCHS, batch=64, generator=generator)
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.5, momentum=0.9)
+    return _train(Curve("lr_too_high", "MLP, SGD lr=1.5, momentum 0.9"), model, optimizer, train, val,
+                  epochs=EPOCHS, batch=BATCH, generator=generator)
 
 
 def train_until_nan() -> Curve:
@@ -142,12 +144,24 @@ def train_until_nan() -> Curve:
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     schedule = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=1.5)
     curve = Curve("nan", "MLP, SGD lr=0.01 x 1.5 per epoch")
-    for _ in range(2 * EPOCHS):
-        _train(curve, model, optimizer, train, val, epochs=1, batch=64, generator=generator)
+    for _ in range(3 * EPOCHS):
+        _train(curve, model, optimizer, train, val, epochs=1, batch=BATCH, generator=generator)
         if curve.first_non_finite is not None:
             break
         schedule.step()
     return curve
+
+
+@contextmanager
+def one_thread():
+    """These models are tiny: several threads only wait on each other (and on a busy machine,
+    for seconds), and one thread makes every run deterministic."""
+    saved = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(saved)
 
 
 def layer_gradient_norms(activation: type[nn.Module], *, kaiming: bool = False, depth: int = 12,

@@ -13,7 +13,8 @@ import pytest
 from explainer._cli import main
 from explainer._explain import exception_text, explain
 from explainer._probes import PROBES, load_builtin_probes
-from explainer._rulebase import default_rulebase, reset_default_rulebase
+from explainer._packs import discover_packs
+from explainer._rulebase import build_rulebase, default_rulebase, reset_default_rulebase
 
 from conftest import ROOT, raise_fixture, run_explainer
 
@@ -146,6 +147,19 @@ def test_prefix_violations_collisions_and_reserved_prefixes_name_their_files(tmp
     assert f"{reserved / 'pack.yaml'}:1: prefix 'shape' is reserved for the built-in rules" in out
     rulebase = default_rulebase()
     assert "acme.same" in rulebase.by_id and "team.wrong" not in rulebase.by_id and "acme.d" not in rulebase.by_id
+
+
+def test_a_prefix_used_by_any_builtin_id_is_refused(tmp_path):
+    builtin = tmp_path / "runbooks"
+    builtin.mkdir()
+    (builtin / "watch.md").write_text(rule_md("zeta.watch", "ZError: z", "ZError: z"))
+    pack = write_pack(tmp_path / "team", "zeta", {"mine.md": rule_md("zeta.mine", "MError: m", "MError: m")})
+    [found], problems = discover_packs(extra=[(pack, "test")], environ={})
+    rulebase = build_rulebase([("builtin", builtin)], load_builtin_probes(), packs=[found], pack_problems=problems)
+    assert [r.id for r in rulebase.rules] == ["zeta.watch"] and rulebase.packs == []
+    assert [str(p) for p in rulebase.team_problems] == [
+        f"{pack / 'pack.yaml'}: prefix 'zeta' is used by the built-in rules ({builtin / 'watch.md'}) "
+        "(hint: use your team's or company's name)"]
 
 
 # --- explainer rules check / test / new -----------------------------------------------------------

@@ -1,0 +1,139 @@
+"""Per-step cost of TrainingMonitor against a plain training step and torch.autograd.detect_anomaly.
+
+    python benchmarks/monitor_overhead.py            # the README's numbers
+    python benchmarks/monitor_overhead.py --tiny --steps 2 --repeats 1 --warmup 1   # smoke run
+
+Whole training steps (forward, backward, optimizer step, and mon.step for the monitor) are timed.
+The three variants of each model are identical copies; rounds alternate between them so drift on a
+shared machine hits all three alike, and medians over rounds are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import warnings
+
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import explainer  # noqa: E402
+
+
+def mlp(tiny: bool):
+    width = 32 if tiny else 512
+    model = nn.Sequential(nn.Linear(784, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 10))
+    batch = (torch.randn(8 if tiny else 128, 784), torch.randint(0, 10, (8 if tiny else 128,)))
+    return model, batch, nn.CrossEntropyLoss()
+
+
+def cnn(tiny: bool):
+    c = 4 if tiny else 32
+    model = nn.Sequential(
+        nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(c, 2 * c, 3, padding=1), nn.BatchNorm2d(2 * c), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(2 * c, 4 * c, 3, padding=1), nn.BatchNorm2d(4 * c), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(), nn.Linear(4 * c, 10))
+    n = 4 if tiny else 32
+    return model, (torch.randn(n, 3, 32, 32), torch.randint(0, 10, (n,))), nn.CrossEntropyLoss()
+
+
+class TinyTransformer(nn.Module):
+    def __init__(self, vocab: int, dim: int, layers: int):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        layer = nn.TransformerEncoderLayer(dim, nhead=4, dim_feedforward=4 * dim, batch_first=True, dropout=0.0)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = nn.Linear(dim, vocab)
+
+    def forward(self, tokens):
+        return self.head(self.encoder(self.embed(tokens))).flatten(0, 1)
+
+
+def transformer(tiny: bool):
+    vocab, dim, layers = (50, 16, 1) if tiny else (1000, 128, 2)
+    batch, seq = (2, 8) if tiny else (16, 64)
+    tokens = torch.randint(0, vocab, (batch, seq))
+    return TinyTransformer(vocab, dim, layers), (tokens, torch.randint(0, vocab, (batch * seq,))), nn.CrossEntropyLoss()
+
+
+MODELS = {"mlp": mlp, "cnn": cnn, "transformer": transformer}
+MODES = ("plain", "monitor", "anomaly")
+
+
+def make_step(mode: str, model: nn.Module, batch, loss_fn):
+    x, y = batch
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    monitor = explainer.TrainingMonitor(model, optimizer=optimizer) if mode == "monitor" else None
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        if mode == "anomaly":
+            with torch.autograd.detect_anomaly(check_nan=True):
+                loss = loss_fn(model(x), y)
+                loss.backward()
+        else:
+            loss = loss_fn(model(x), y)
+            loss.backward()
+        if monitor is not None:
+            monitor.step(loss)
+        optimizer.step()
+
+    return step, monitor
+
+
+def bench(name: str, tiny: bool, steps: int, repeats: int, warmup: int) -> dict[str, float]:
+    torch.manual_seed(0)
+    model, batch, loss_fn = MODELS[name](tiny)
+    steppers = {}
+    monitors = []
+    for mode in MODES:
+        step, monitor = make_step(mode, copy.deepcopy(model), batch, loss_fn)
+        steppers[mode] = step
+        if monitor is not None:
+            monitors.append(monitor)
+        for _ in range(warmup):
+            step()
+    samples: dict[str, list[float]] = {mode: [] for mode in MODES}
+    for _ in range(repeats):
+        for mode in MODES:
+            step = steppers[mode]
+            start = time.perf_counter()
+            for _ in range(steps):
+                step()
+            samples[mode].append((time.perf_counter() - start) / steps)
+    for monitor in monitors:
+        monitor.close()
+    return {mode: statistics.median(values) for mode, values in samples.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", nargs="+", choices=sorted(MODELS), default=list(MODELS))
+    parser.add_argument("--steps", type=int, default=50, help="steps per timed round (default 50 = one monitor sync)")
+    parser.add_argument("--repeats", type=int, default=11, help="timed rounds per variant; the median is reported")
+    parser.add_argument("--warmup", type=int, default=10, help="untimed steps per variant first")
+    parser.add_argument("--tiny", action="store_true", help="tiny models (a smoke run, not a measurement)")
+    args = parser.parse_args(argv)
+    warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, steps={args.steps} x repeats={args.repeats}"
+          f" (median), warm-up {args.warmup}")
+    print("| model | plain step | with monitor | with detect_anomaly | monitor / plain | anomaly / plain "
+          "| monitor / anomaly |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name in args.models:
+        t = bench(name, args.tiny, args.steps, args.repeats, args.warmup)
+        print(f"| {name} | {t['plain'] * 1e3:.2f} ms | {t['monitor'] * 1e3:.2f} ms | {t['anomaly'] * 1e3:.2f} ms "
+              f"| {t['monitor'] / t['plain']:.3f} | {t['anomaly'] / t['plain']:.2f} | {t['monitor'] / t['anomaly']:.3f} |",
+              flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

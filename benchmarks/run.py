@@ -1,0 +1,193 @@
+"""The explainer's cost, measured as whole-process ratios side by side in one run.
+
+    python benchmarks/run.py            # full run (a few minutes), writes benchmarks/results.md
+    python benchmarks/run.py --quick    # fewer repeats and a 10 MB log, for a smoke test
+
+1. `python -m explainer broken.py` against `python broken.py`, for several broken scripts.
+2. The same with 1,000 extra team rules loaded through EXPLAINER_RULES.
+3. What `import explainer` adds on top of `import torch` (`python -X importtime`, and whole processes).
+4. `explainer explain` on a large training log with a few errors in it, against `grep -E` for the same
+   message families over the same log: time and peak memory (the log is streamed, never loaded whole).
+
+Runs are interleaved (A, B, A, B, ...) so that drift in the machine's load hits both sides alike;
+each figure is the median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPTS = [
+    "fixtures/shape/linear_in_features.py",
+    "fixtures/shape/conv_channels.py",
+    "fixtures/device/input_not_moved.py",
+    "fixtures/core/config_keyerror.py",
+]
+GREP_FAMILIES = (r"Traceback \(most recent call last\)|Error: |mat1 and mat2|out of memory|"
+                 r"Expected all tensors|device-side assert|Watchdog caught")
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EXPLAINER_")}
+    env.update(extra)
+    return env
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None, stdout=subprocess.DEVNULL) -> tuple[float, int]:
+    """Wall seconds and peak RSS (KiB) of one whole process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env or _env(), stdout=stdout, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - started, usage.ru_maxrss
+
+
+def side_by_side(a: list[str], b: list[str], repeat: int, env_a=None, env_b=None) -> tuple[float, float]:
+    times_a, times_b = [], []
+    timed(a, env_a)  # warm the page cache for both before measuring
+    timed(b, env_b)
+    for _ in range(repeat):
+        times_a.append(timed(a, env_a)[0])
+        times_b.append(timed(b, env_b)[0])
+    return statistics.median(times_a), statistics.median(times_b)
+
+
+def make_team_pack(folder: Path, count: int) -> Path:
+    pack = folder / "bench_pack"
+    pack.mkdir(parents=True, exist_ok=True)
+    (pack / "pack.yaml").write_text("prefix: bench\nname: benchmark pack\n")
+    for i in range(count):
+        (pack / f"rule_{i:04d}.md").write_text(
+            "---\n"
+            f"id: bench.rule_{i:04d}\n"
+            "category: other\n"
+            f"title: In-house failure number {i}\n"
+            "patterns:\n"
+            f"  - 'BenchFailure{i:04d}: worker (?P<worker>\\d+) gave up after (?P<seconds>\\d+)s'\n"
+            "summary:\n"
+            "  - \"Worker {{ worker }} gave up after {{ seconds }} s.\"\n"
+            "fixes:\n"
+            "  - \"Raise the timeout above {{ seconds }} s.\"\n"
+            "examples:\n"
+            f"  - message: \"BenchFailure{i:04d}: worker 3 gave up after 60s\"\n"
+            "    source: benchmarks/run.py\n"
+            "---\n"
+            "## What it means\n\nA generated rule for the benchmark.\n")
+    return pack
+
+
+def make_log(path: Path, megabytes: int) -> Path:
+    """A training log of the given size with a handful of real-looking failures in it."""
+    if path.exists() and path.stat().st_size >= megabytes * 1_000_000:
+        return path
+    failure = (
+        "[rank{rank}]: Traceback (most recent call last):\n"
+        '[rank{rank}]:   File "/home/user/train.py", line 88, in <module>\n'
+        "[rank{rank}]:     logits = model(batch)\n"
+        "[rank{rank}]: RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)\n"
+    )
+    oom = ("2024-05-01 10:00:00,123 - trainer - ERROR - torch.OutOfMemoryError: CUDA out of memory. Tried to "
+           "allocate 20.00 MiB (GPU 0; 4.00 GiB total capacity; 3.42 GiB already allocated; 0 bytes free; "
+           "3.48 GiB reserved in total by PyTorch)\n")
+    with open(path, "w") as out:
+        written, step = 0, 0
+        target = megabytes * 1_000_000
+        marks = {target // 4, target // 2, 3 * target // 4}
+        while written < target:
+            line = (f"2024-05-01 10:{step // 6000 % 60:02d}:{step // 100 % 60:02d},{step % 1000:03d} - trainer - INFO - "
+                    f"epoch {step // 5000} step {step} loss {1.0 / (1 + step % 977):.5f} lr 0.00030 "
+                    f"grad_norm {0.5 + (step % 13) / 10:.3f} throughput 812.4 samples/s\n")
+            out.write(line)
+            written += len(line)
+            step += 1
+            if any(written - len(line) < m <= written for m in marks):
+                chunk = "".join(failure.format(rank=r) for r in range(4)) + oom
+                out.write(chunk)
+                written += len(chunk)
+    return path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and a 10 MB log")
+    parser.add_argument("--repeat", type=int, default=None)
+    parser.add_argument("--log-mb", type=int, default=None)
+    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results.md"))
+    args = parser.parse_args()
+    repeat = args.repeat or (3 if args.quick else 9)
+    log_mb = args.log_mb or (10 if args.quick else 100)
+    python = sys.executable
+    rows: list[str] = []
+
+    def row(label: str, baseline: float, ours: float, target: str) -> None:
+        rows.append(f"| {label} | {baseline:.3f} s | {ours:.3f} s | {ours / baseline:.3f} | {target} |")
+        print(rows[-1], flush=True)
+
+    print(f"repeats: {repeat}, log: {log_mb} MB, python: {sys.version.split()[0]}", flush=True)
+    header = ["| measurement | baseline | torch-explainer | ratio | target |", "| --- | --- | --- | --- | --- |"]
+    for script in SCRIPTS:
+        plain, hooked = side_by_side([python, script], [python, "-m", "explainer", script], repeat)
+        row(f"`python -m explainer {Path(script).name}` vs `python {Path(script).name}`", plain, hooked, "<= 1.05")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        pack = make_team_pack(Path(tmp), 1000)
+        env_rules = _env(EXPLAINER_RULES=str(pack))
+        for script in SCRIPTS[:2]:
+            plain, hooked = side_by_side([python, script], [python, "-m", "explainer", script], repeat,
+                                         env_b=env_rules)
+            row(f"same, with 1,000 team rules: {Path(script).name}", plain, hooked, "<= 1.10")
+
+    plain, both = side_by_side([python, "-c", "import torch"], [python, "-c", "import torch, explainer"], repeat)
+    row("`import torch, explainer` vs `import torch`", plain, both, "-")
+    importtime = subprocess.run([python, "-X", "importtime", "-c", "import torch, explainer"], cwd=ROOT,
+                                capture_output=True, text=True, env=_env()).stderr
+    cumulative = {}
+    for line in importtime.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) == 3 and parts[1].isdigit():
+            cumulative[parts[2]] = int(parts[1])
+    explainer_ms = cumulative.get("explainer", 0) / 1000
+    torch_ms = cumulative.get("torch", 0) / 1000
+
+    log = make_log(Path(tempfile.gettempdir()) / f"explainer-bench-{log_mb}mb.log", log_mb)
+    grep = shutil.which("grep") or "grep"
+    grep_times, grep_rss, ours_times, ours_rss = [], [], [], []
+    for _ in range(max(3, repeat // 3)):
+        t, rss = timed([grep, "-E", GREP_FAMILIES, str(log)])
+        grep_times.append(t)
+        grep_rss.append(rss)
+        t, rss = timed([python, "-m", "explainer", "explain", "--format", "json", str(log)])
+        ours_times.append(t)
+        ours_rss.append(rss)
+    row(f"`explainer explain` vs `grep -E` on a {log.stat().st_size / 1e6:.0f} MB log",
+        statistics.median(grep_times), statistics.median(ours_times), "report")
+
+    report = "\n".join([
+        "# Benchmark results",
+        "",
+        f"Measured by `python benchmarks/run.py` on {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, "
+        f"Python {sys.version.split()[0]}, median of {repeat} interleaved runs.",
+        "",
+        *header, *rows,
+        "",
+        f"`python -X importtime`: `import explainer` {explainer_ms:.1f} ms cumulative, on top of "
+        f"`import torch` {torch_ms:.1f} ms.",
+        f"Peak memory on the log: explainer {max(ours_rss) / 1024:.0f} MiB, grep {max(grep_rss) / 1024:.0f} MiB "
+        f"(log {log.stat().st_size / 1e6:.0f} MB).",
+        "",
+    ])
+    Path(args.out).write_text(report)
+    print(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

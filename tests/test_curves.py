@@ -1,0 +1,187 @@
+"""Loss-curve diagnosis on curves from real training (fixtures/curves/generate.py) and synthetic edge cases."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import runpy
+
+import pytest
+import torch
+
+from explainer._cli import main as cli_main
+from explainer._curves import History, analyze_history, classify, load_history
+
+from conftest import ROOT
+
+GENERATOR = ROOT / "fixtures" / "curves" / "generate.py"
+
+
+@pytest.fixture(scope="module")
+def generator():
+    return runpy.run_path(str(GENERATOR), run_name="curves_generator")
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    # Tiny models train faster on one thread, and the machine is shared.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("regime, rule", [
+    ("healthy", "signal.curve_healthy"),
+    ("overfitting", "signal.overfitting"),
+    ("underfitting", "signal.underfitting"),
+    ("unstable", "signal.unstable"),
+    ("non-finite", "signal.non_finite"),
+])
+def test_real_training_curves_are_classified(generator, regime, rule):
+    rows = generator["train"](regime)
+    diagnosis = analyze_history(History.from_rows(rows))
+    assert diagnosis.facts["curve"] == regime, diagnosis.summary
+    assert diagnosis.rule == rule
+    assert diagnosis.runbook.endswith(f"rules/{rule}/")
+    json.loads(diagnosis.to_json())
+
+
+def test_overfitting_evidence_names_the_step_where_validation_bottomed_out(generator):
+    rows = generator["train"]("overfitting")
+    val = [(step, v) for step, _, v in rows if v is not None]
+    best_step = min(val, key=lambda item: item[1])[0]
+    facts = analyze_history(History.from_rows(rows)).facts
+    # The smoothed minimum lies within one validation interval of the raw one.
+    assert abs(facts["best_val_step"] - best_step) <= 20
+    assert facts["val_rise_pct"] > 20
+    assert facts["train_drop_after_best_pct"] > 50
+    assert f"step {facts['best_val_step']}" in analyze_history(History.from_rows(rows)).summary
+
+
+def test_non_finite_evidence_is_the_first_bad_step(generator):
+    rows = generator["train"]("non-finite")
+    first = next(step for step, train, _ in rows if train is not None and not math.isfinite(train))
+    diagnosis = analyze_history(History.from_rows(rows))
+    assert diagnosis.facts["first_nonfinite_step"] == first
+    assert diagnosis.facts["growth_before"] > 100  # it diverged before overflowing
+    assert f"from step {first}" in diagnosis.summary
+
+
+def test_unstable_and_underfitting_evidence(generator):
+    unstable = analyze_history(History.from_rows(generator["train"]("unstable"))).facts
+    assert unstable["spikes"] >= 3 and len(unstable["spike_steps"]) >= 3
+    flat = analyze_history(History.from_rows(generator["train"]("underfitting")))
+    assert flat.facts["relative_drop_pct"] < 10
+    assert "cannot tell" in flat.summary
+    assert any("overfit one batch" in fix for fix in flat.fixes)
+
+
+@pytest.mark.parametrize("name", ["healthy", "overfitting", "underfitting", "unstable", "non-finite"])
+def test_cli_reads_the_committed_fixture_csvs(name, capsys):
+    path = GENERATOR.parent / f"{name}.csv"
+    assert cli_main(["curves", "--format", "json", str(path)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["facts"]["curve"] == name
+    assert data["input"] == str(path)
+
+
+def _decay(step: float) -> float:
+    return 0.2 + 2.0 * math.exp(-step / 300)
+
+
+def test_noisy_minibatch_losses_with_occasional_outliers_are_healthy():
+    rng = random.Random(1)
+    steps = list(range(0, 2000, 2))
+    losses = [_decay(s) * math.exp(rng.gauss(0, 0.35)) for s in steps]
+    for i in (300, 700):  # two hard batches are not instability
+        losses[i] *= 4
+    report = classify(History(steps, losses))
+    assert report.curve == "healthy", report.facts
+    assert report.facts["spikes"] <= 2
+
+
+def test_spikes_throughout_are_unstable():
+    rng = random.Random(2)
+    steps = list(range(1000))
+    losses = [_decay(s) * math.exp(rng.gauss(0, 0.1)) * (6 if rng.random() < 0.03 else 1) for s in steps]
+    report = classify(History(steps, losses))
+    assert report.curve == "unstable"
+    assert report.facts["spikes"] >= 10
+
+
+def test_a_curve_that_climbs_back_is_unstable():
+    steps = list(range(400))
+    losses = [_decay(s) if s < 200 else _decay(200) * (1 + (s - 200) / 50) for s in steps]
+    facts = classify(History(steps, losses)).facts
+    assert facts["curve"] == "unstable"
+    assert facts["rise_from_best_pct"] > 100
+
+
+def test_short_history_is_not_enough_data():
+    diagnosis = analyze_history(History([0, 10, 20, 30, 40], [2.3, 2.1, 1.9, 1.8, 1.7]))
+    assert diagnosis.rule == "signal.not_enough_data"
+    assert diagnosis.facts["curve"] is None
+    assert "5 training loss values" in diagnosis.summary
+
+
+def test_irregular_logging_and_sparse_validation_report_steps_not_indices():
+    rng = random.Random(3)
+    steps, step = [], 0
+    while step < 5000:
+        steps.append(step)
+        step += rng.choice((1, 5, 25, 60))
+    train = [_decay(s / 5) * math.exp(rng.gauss(0, 0.05)) for s in steps]
+    val_steps = list(range(250, 5001, 250))  # logged at steps training never logged at
+    val = [0.9 + ((s - 2000) / 3000) ** 2 for s in val_steps]
+    report = classify(History(steps, train, val_steps, val))
+    assert report.curve == "overfitting"
+    assert report.facts["best_val_step"] == 2000
+
+
+def test_validation_rise_within_its_noise_is_not_overfitting():
+    rng = random.Random(4)
+    steps = list(range(1000))
+    train = [_decay(s) for s in steps]
+    val_steps = list(range(0, 1000, 50))
+    val = [0.5 + 0.05 * rng.random() for _ in val_steps]
+    assert classify(History(steps, train, val_steps, val)).curve == "healthy"
+
+
+def test_too_few_validation_points_are_not_judged():
+    steps = list(range(300))
+    report = classify(History(steps, [_decay(s) for s in steps], [100, 200, 299], [0.5, 0.4, 0.9]))
+    assert report.curve == "healthy"
+
+
+def test_csv_with_empty_cells_and_json_lines_load_alike(tmp_path):
+    csv_path = tmp_path / "log.csv"
+    csv_path.write_text("step,train_loss,val_loss\n0,2.0,\n10,1.5,\n20,1.2,1.4\n30,nan,\n")
+    jsonl_path = tmp_path / "log.jsonl"
+    jsonl_path.write_text('{"step": 0, "train_loss": 2.0}\n{"step": 10, "train_loss": 1.5}\n'
+                          '{"step": 20, "train_loss": 1.2, "val_loss": 1.4}\n{"step": 30, "train_loss": NaN}\n')
+    for path in (csv_path, jsonl_path):
+        history = load_history(path)
+        assert history.train_steps == [0, 10, 20, 30]
+        assert history.val_steps == [20] and history.val == [1.4]
+        facts = classify(history).facts
+        assert facts["curve"] == "non-finite" and facts["first_nonfinite_step"] == 30
+
+
+def test_cli_rejects_a_file_without_the_columns(tmp_path, capsys):
+    path = tmp_path / "bad.csv"
+    path.write_text("epoch,loss\n1,2.0\n")
+    assert cli_main(["curves", str(path)]) == 2
+    assert "step,train_loss" in capsys.readouterr().err
+
+
+def test_plot_marks_the_diagnosis(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "curve.png"
+    source = GENERATOR.parent / "overfitting.csv"
+    assert cli_main(["curves", "--plot", str(out), str(source)]) == 0
+    text = capsys.readouterr().out
+    assert "[signal.overfitting]" in text and f"plot: {out}" in text
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert out.stat().st_size > 10_000
