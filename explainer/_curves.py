@@ -21,8 +21,9 @@ CURVES = ("healthy", "overfitting", "underfitting", "unstable", "non-finite")
 MIN_TRAIN_POINTS = 12
 MIN_VAL_POINTS = 5
 TARGET_BLOCKS = 25
-SPIKE_SIGMAS = 6.0          # a spike stands this many robust standard deviations above its block
-SPIKE_FACTOR = 1.5          # ... and at least this many times its block's level
+SPIKE_SIGMAS = 6.0          # a spike stands this many robust standard deviations above the trend ...
+SPIKE_FACTOR = 1.5          # ... at least this many times the trend's level ...
+SPIKE_MIN_SHARE = 0.1       # ... and by at least this share of the starting loss
 MIN_SPIKES = 3
 DIVERGE_KEEP = 0.5          # unstable when the curve gives back this share of its drop ...
 DIVERGE_RISE = 1.3          # ... and ends this many times above its best level
@@ -151,8 +152,9 @@ def classify(history: History) -> CurveReport:
     best, end = smooth[best_index], smooth[-1]
     scale = max(abs(start), 1e-12)
     drop = (start - end) / scale
-    sigma = _robust_sigma(losses, blocks, width)
-    spikes = _spikes(steps, losses, blocks, width, sigma)
+    levels = _levels(steps, blocks)
+    sigma = _robust_sigma(losses, levels)
+    spikes = _spikes(steps, losses, levels, sigma, start)
     facts.update(first_step=_num(steps[0]), last_step=_num(steps[-1]), start_loss=_sig(start),
                  final_loss=_sig(end), best_loss=_sig(best), best_step=_num(smooth_steps[best_index]),
                  relative_drop_pct=_pct(drop), spikes=len(spikes), noise_pct=_pct(sigma / max(abs(end), 1e-12)))
@@ -196,7 +198,8 @@ def _overfitting(history: History, steps: list[float], losses: list[float], fact
     report.val_smooth = smooth
     best_index = min(range(len(smooth)), key=smooth.__getitem__)
     best, final = smooth[best_index], smooth[-1]
-    best_step = vsteps[best_index]
+    # Report the raw minimum among the points the smoothed minimum was taken from.
+    best_step = vsteps[min(range(max(0, best_index - 1), min(len(vals), best_index + 2)), key=vals.__getitem__)]
     sigma = 1.4826 * statistics.median(abs(v - s) for v, s in zip(vals, smooth))
     rise = (final - best) / max(abs(best), 1e-12)
     facts.update(best_val_step=_num(best_step), best_val_loss=_sig(best), final_val_loss=_sig(final),
@@ -239,22 +242,31 @@ def _blocks(steps: list[float], losses: list[float], width: int) -> list[tuple[f
     return out
 
 
-def _block_of(index: int, width: int, count: int) -> int:
-    return min(index // width, count - 1)
+def _levels(steps: list[float], blocks: list[tuple[float, float]]) -> list[float]:
+    """The trend at each point: block medians joined by straight lines (extended at both ends)."""
+    if len(blocks) == 1:
+        return [blocks[0][1]] * len(steps)
+    out, j = [], 0
+    for step in steps:
+        while j < len(blocks) - 2 and step > blocks[j + 1][0]:
+            j += 1
+        (s0, v0), (s1, v1) = blocks[j], blocks[j + 1]
+        out.append(v0 + (v1 - v0) * (step - s0) / (s1 - s0) if s1 != s0 else v0)
+    return out
 
 
-def _robust_sigma(losses: list[float], blocks: list[tuple[float, float]], width: int) -> float:
-    residuals = [abs(v - blocks[_block_of(i, width, len(blocks))][1]) for i, v in enumerate(losses)]
-    return 1.4826 * statistics.median(residuals)
+def _robust_sigma(losses: list[float], levels: list[float]) -> float:
+    return 1.4826 * statistics.median(abs(v - level) for v, level in zip(losses, levels))
 
 
-def _spikes(steps: list[float], losses: list[float], blocks: list[tuple[float, float]], width: int,
-            sigma: float) -> list[float]:
+def _spikes(steps: list[float], losses: list[float], levels: list[float], sigma: float, start: float) -> list[float]:
+    """Points far above the trend: beyond its noise, a multiple of it, and a visible share of the starting loss."""
     out = []
-    for i, value in enumerate(losses):
-        level = blocks[_block_of(i, width, len(blocks))][1]
-        if value - level > max(SPIKE_SIGMAS * sigma, 1e-12) and (level <= 0 or value > SPIKE_FACTOR * level):
-            out.append(steps[i])
+    for step, value, level in zip(steps, losses, levels):
+        rise = value - level
+        if (rise > max(SPIKE_SIGMAS * sigma, SPIKE_MIN_SHARE * abs(start), 1e-12)
+                and (level <= 0 or value > SPIKE_FACTOR * level)):
+            out.append(step)
     return out
 
 

@@ -40,8 +40,8 @@ GROUP_WINDOW = 200
 class TrainingMonitor:
     """Watches a training loop through `step(loss)` calls and raises Diagnosis objects.
 
-    The monitor keeps a reference to the latest inputs of `model`'s forward (a forward pre-hook on the
-    root module, no copies) so that on a non-finite step it can re-run that forward with temporary
+    The monitor keeps a reference to the latest inputs of `model`'s forward with gradients enabled (a
+    forward pre-hook on the root module, no copies) so that on a non-finite step it can re-run that forward with temporary
     hooks and name the first module whose output is NaN/Inf. The latest batch therefore stays alive
     until the next forward; pass `capture_inputs=False` to turn this off.
     """
@@ -117,7 +117,11 @@ class TrainingMonitor:
     # -- hot path -------------------------------------------------------------------------------
 
     def _capture(self, module: torch.nn.Module, args: tuple, kwargs: dict) -> None:
-        self._inputs = (args, kwargs)
+        import torch
+
+        # Evaluation forwards run under no_grad: the step to re-check is the last one that trains.
+        if torch.is_grad_enabled():
+            self._inputs = (args, kwargs)
 
     def step(self, loss: torch.Tensor | float, step: int | None = None) -> None:
         """Record this step's loss and gradient norms; call after `loss.backward()`."""
@@ -294,7 +298,7 @@ class TrainingMonitor:
             facts["lr"] = _lr(self.optimizer)
         if self.update_ratio is not None:
             facts["update_ratio"] = _sig(self.update_ratio)
-        if len(flowing) >= 2:
+        if flowing:
             early_name, early = flowing[0]
             late_name, late = max(flowing[len(flowing) // 2:], key=lambda item: item[1])
             ratio = early / late

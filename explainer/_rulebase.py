@@ -49,7 +49,9 @@ class RuleBase:
         """Every rule that matches text, in the order they are tried."""
         text = text[:MAX_MATCH_CHARS]
         for rule in self.rules:
-            if rule.kind != "error":
+            # A rule whose pattern once ran past the timeout is not tried again in this process:
+            # a log with thousands of errors must not pay the timeout thousands of times.
+            if rule.kind != "error" or rule.id in self.timeouts:
                 continue
             found = match_rule(rule, text, self.timeouts)
             if found is not None:

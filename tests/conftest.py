@@ -6,6 +6,7 @@ import os
 import runpy
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,8 @@ def raise_fixture(relative: str) -> BaseException:
     The exception keeps its traceback, so live probes see the fixture's real frames.
     """
     path = ROOT / relative if not relative.startswith("/") else Path(relative)
+    # Fixtures may install hooks of their own (torch.distributed wraps sys.excepthook): undo that.
+    saved_hooks = sys.excepthook, threading.excepthook
     saved_argv, saved_path0 = sys.argv[:], sys.path[0]
     sys.argv = [str(path)]
     sys.path[0] = str(path.parent)
@@ -29,6 +32,7 @@ def raise_fixture(relative: str) -> BaseException:
         return exc
     finally:
         sys.argv, sys.path[0] = saved_argv, saved_path0
+        sys.excepthook, threading.excepthook = saved_hooks
     raise AssertionError(f"{relative} did not raise: the fixture no longer reproduces its error")
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 import explainer
 from explainer._explain import exception_text, explain_text
 from explainer._probes.data import key_prefix, parse_state_dict_keys, renamed_prefix
