@@ -4,8 +4,9 @@
     python benchmarks/monitor_overhead.py --tiny --steps 2 --repeats 1 --warmup 1   # smoke run
 
 Whole training steps (forward, backward, optimizer step, and mon.step for the monitor) are timed.
-The three variants of each model are identical copies; rounds alternate between them so drift on a
-shared machine hits all three alike, and medians over rounds are reported.
+The three variants of each model are identical copies; each round runs all three back to back, so
+drift on a shared machine hits them alike; step times are medians over rounds and each ratio is the
+median of the per-round ratios.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import explainer  # noqa: E402
+from explainer._rulebase import default_rulebase  # noqa: E402
 
 
 def mlp(tiny: bool):
@@ -89,10 +91,10 @@ def make_step(mode: str, model: nn.Module, batch, loss_fn):
 
 
 def bench(name: str, tiny: bool, steps: int, repeats: int, warmup: int) -> dict[str, float]:
+    """Median step time of each variant, and the median over rounds of each round's paired ratios."""
     torch.manual_seed(0)
     model, batch, loss_fn = MODELS[name](tiny)
-    steppers = {}
-    monitors = []
+    steppers, monitors = {}, []
     for mode in MODES:
         step, monitor = make_step(mode, copy.deepcopy(model), batch, loss_fn)
         steppers[mode] = step
@@ -110,7 +112,10 @@ def bench(name: str, tiny: bool, steps: int, repeats: int, warmup: int) -> dict[
             samples[mode].append((time.perf_counter() - start) / steps)
     for monitor in monitors:
         monitor.close()
-    return {mode: statistics.median(values) for mode, values in samples.items()}
+    out = {mode: statistics.median(values) for mode, values in samples.items()}
+    for a, b in (("monitor", "plain"), ("anomaly", "plain"), ("monitor", "anomaly")):
+        out[f"{a}/{b}"] = statistics.median(x / y for x, y in zip(samples[a], samples[b]))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -120,18 +125,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=11, help="timed rounds per variant; the median is reported")
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps per variant first")
     parser.add_argument("--tiny", action="store_true", help="tiny models (a smoke run, not a measurement)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (default 1: steadier timings on a shared machine)")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, steps={args.steps} x repeats={args.repeats}"
-          f" (median), warm-up {args.warmup}")
+    torch.set_num_threads(args.threads)
+    default_rulebase()  # loaded once per process on the first diagnosis: not a per-step cost
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {args.steps} steps x {args.repeats} rounds"
+          f" per variant, warm-up {args.warmup}; medians (ratios: median of per-round ratios)")
     print("| model | plain step | with monitor | with detect_anomaly | monitor / plain | anomaly / plain "
           "| monitor / anomaly |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name in args.models:
         t = bench(name, args.tiny, args.steps, args.repeats, args.warmup)
         print(f"| {name} | {t['plain'] * 1e3:.2f} ms | {t['monitor'] * 1e3:.2f} ms | {t['anomaly'] * 1e3:.2f} ms "
-              f"| {t['monitor'] / t['plain']:.3f} | {t['anomaly'] / t['plain']:.2f} | {t['monitor'] / t['anomaly']:.3f} |",
-              flush=True)
+              f"| {t['monitor/plain']:.3f} | {t['anomaly/plain']:.2f} | {t['monitor/anomaly']:.3f} |", flush=True)
     return 0
 
 

