@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
-from typing import Iterable, TextIO
+from typing import TextIO
 
 from ._diagnosis import Diagnosis
 from ._explain import explain_text
-from ._logscan import dedupe_key, scan
+from ._logscan import dedupe_key, scan_blocks
 from ._render import render_json, render_text, use_colour
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
+BLOCK_CHARS = 1 << 18
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,16 +57,10 @@ def explain_input(name: str) -> list[Diagnosis]:
 
 def explain_stream(stream: TextIO) -> list[Diagnosis]:
     """Every distinct error in stream, explained; repeats (e.g. one per rank) are folded together."""
-    head: list[str] = []
-
-    def remember(lines: Iterable[str]):
-        for line in lines:
-            if len(head) <= BARE_MESSAGE_LINES:
-                head.append(line)
-            yield line
-
+    head = stream.read(BLOCK_CHARS)
+    blocks = itertools.chain([head], iter(lambda: stream.read(BLOCK_CHARS), ""))
     seen: dict[str, Diagnosis] = {}
-    for found in scan(remember(stream)):
+    for found in scan_blocks(blocks):
         key = dedupe_key(found.text)
         if key in seen:
             _merge_ranks(seen[key], found.ranks)
@@ -76,8 +72,8 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
         diagnosis.facts["input_line"] = found.line
         _merge_ranks(diagnosis, found.ranks)
         seen[key] = diagnosis
-    if not seen and 0 < len(head) <= BARE_MESSAGE_LINES:
-        text = "".join(head).strip().strip("`").strip()
+    if not seen and head.strip() and head.count("\n") <= BARE_MESSAGE_LINES and len(head) < BLOCK_CHARS:
+        text = head.strip().strip("`").strip()
         if text:
             diagnosis = explain_text(text)
             if diagnosis.rule is not None:

@@ -310,8 +310,8 @@ def plot(history: History, report: CurveReport, out: str | Path, *, title: str |
     axes = figure.subplots()
     finite = [(s, v) for s, v in zip(history.train_steps, history.train) if math.isfinite(v)]
     if finite:
-        axes.plot([s for s, _ in finite], [v for _, v in finite], color="tab:blue", alpha=0.3, lw=0.8,
-                  label="train loss")
+        axes.plot([s for s, _ in finite], [v for _, v in finite], color="tab:blue", alpha=0.3 if report.smooth else 1.0,
+                  lw=0.8, label="train loss")
     if report.smooth:
         axes.plot(report.smooth_steps, report.smooth, color="tab:blue", lw=2, label="train (block median)")
     vfinite = [(s, v) for s, v in zip(history.val_steps, history.val) if math.isfinite(v)]

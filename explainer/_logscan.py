@@ -40,6 +40,9 @@ MARKER_RES = [
     re.compile(r"(?:\[Rank (?P<rank>\d+)\]\s*)?(?:NCCL watchdog thread terminated with exception: "
                r"(?:\[Rank \d+\]\s*)?)?(?P<message>Watchdog caught collective operation timeout: .*)"),
 ]
+# Anything that could begin an error: a block of log without any of these is skipped unread.
+TRIGGER_RE = re.compile(r"Traceback|Error|Exception|Interrupt|Exit|Failure|Warning|Watchdog caught")
+MAX_PENDING_CHARS = 1 << 20
 INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
 MAX_STREAMS = 1024
 TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
@@ -209,25 +212,68 @@ def marker_match(line: str) -> re.Match | None:
     return None
 
 
-def scan(lines: Iterable[str]) -> Iterator[FoundError]:
-    """Every error in the input, in order, as soon as it is complete (memory stays flat).
+class _Scanner:
+    """Lines in, errors out. Lines tagged with a rank ([rank3]:) are scanned as that rank's own
+    stream, so tracebacks that several processes print at once, interleaved, are still read whole."""
 
-    Lines tagged with a rank ([rank3]:) are scanned as that rank's own stream, so tracebacks that
-    several processes print at once, interleaved line by line, are still read whole.
-    """
-    streams: dict[int | None, _Stream] = {}
-    for number, raw in enumerate(lines, start=1):
+    def __init__(self) -> None:
+        self.streams: dict[int | None, _Stream] = {}
+
+    def idle(self) -> bool:
+        return all(s.current is None and not s.in_traceback for s in self.streams.values())
+
+    def feed(self, number: int, raw: str) -> Iterator[FoundError]:
         line, rank, new_record = clean_line_record(raw)
-        stream = streams.get(rank)
+        stream = self.streams.get(rank)
         if stream is None:
-            if len(streams) >= MAX_STREAMS:
-                continue
-            stream = streams[rank] = _Stream()
+            if len(self.streams) >= MAX_STREAMS:
+                return
+            stream = self.streams[rank] = _Stream()
         yield from stream.feed(number, line, rank, new_record)
-    for stream in streams.values():
-        done = stream.finish()
-        if done is not None:
-            yield done
+
+    def finish(self) -> Iterator[FoundError]:
+        for stream in self.streams.values():
+            done = stream.finish()
+            if done is not None:
+                yield done
+
+
+def scan(lines: Iterable[str]) -> Iterator[FoundError]:
+    """Every error in the input, in order, as soon as it is complete (memory stays flat)."""
+    scanner = _Scanner()
+    for number, raw in enumerate(lines, start=1):
+        yield from scanner.feed(number, raw)
+    yield from scanner.finish()
+
+
+def scan_blocks(blocks: Iterable[str]) -> Iterator[FoundError]:
+    """scan() over text read in large blocks: a block with nothing that could start an error, read
+    while no error is open, is skipped whole, so a long healthy training log costs one regex search
+    per block rather than the full treatment of every line."""
+    scanner = _Scanner()
+    number = 0
+    pending = ""
+    for block in blocks:
+        text = pending + block
+        cut = text.rfind("\n") + 1
+        if cut == 0 and len(text) < MAX_PENDING_CHARS:
+            pending = text
+            continue
+        if cut == 0:  # no newline in a huge run of text (binary junk): treat it as one line
+            cut = len(text)
+        body, pending = text[:cut], text[cut:]
+        lines = body.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        if scanner.idle() and not TRIGGER_RE.search(body):
+            number += len(lines)
+            continue
+        for raw in lines:
+            number += 1
+            yield from scanner.feed(number, raw)
+    if pending:
+        yield from scanner.feed(number + 1, pending)
+    yield from scanner.finish()
 
 
 def split_embedded(text: str) -> tuple[str, FoundError] | None:

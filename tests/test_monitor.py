@@ -303,3 +303,10 @@ def test_close_removes_the_input_hook():
     assert model._forward_pre_hooks
     mon.close()
     assert not model._forward_pre_hooks
+
+
+def test_benchmark_script_runs_with_tiny_settings(capsys):
+    bench = runpy.run_path(str(ROOT / "benchmarks" / "monitor_overhead.py"), run_name="benchmark")
+    assert bench["main"](["--tiny", "--steps", "2", "--repeats", "1", "--warmup", "1"]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "ms" in line]
+    assert [row.split("|")[1].strip() for row in rows] == ["mlp", "cnn", "transformer"]
