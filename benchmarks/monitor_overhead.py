@@ -4,8 +4,8 @@
     python benchmarks/monitor_overhead.py --tiny --steps 2 --repeats 1 --warmup 1   # smoke run
 
 Whole training steps (forward, backward, optimizer step, and mon.step for the monitor) are timed.
-The three variants of each model are identical copies; each round runs all three back to back, so
-drift on a shared machine hits them alike; step times are medians over rounds and each ratio is the
+The three variants of each model are identical copies; each round runs all three back to back (in
+rotating order), so drift on a shared machine hits them alike; step times are medians over rounds and each ratio is the
 median of the per-round ratios.
 """
 
@@ -36,13 +36,13 @@ def mlp(tiny: bool):
 
 
 def cnn(tiny: bool):
-    c = 4 if tiny else 32
+    c = 4 if tiny else 16
     model = nn.Sequential(
         nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(c, 2 * c, 3, padding=1), nn.BatchNorm2d(2 * c), nn.ReLU(), nn.MaxPool2d(2),
         nn.Conv2d(2 * c, 4 * c, 3, padding=1), nn.BatchNorm2d(4 * c), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
         nn.Flatten(), nn.Linear(4 * c, 10))
-    n = 4 if tiny else 32
+    n = 4 if tiny else 16
     return model, (torch.randn(n, 3, 32, 32), torch.randint(0, 10, (n,))), nn.CrossEntropyLoss()
 
 
@@ -60,7 +60,7 @@ class TinyTransformer(nn.Module):
 
 def transformer(tiny: bool):
     vocab, dim, layers = (50, 16, 1) if tiny else (1000, 128, 2)
-    batch, seq = (2, 8) if tiny else (16, 64)
+    batch, seq = (2, 8) if tiny else (8, 64)
     tokens = torch.randint(0, vocab, (batch, seq))
     return TinyTransformer(vocab, dim, layers), (tokens, torch.randint(0, vocab, (batch * seq,))), nn.CrossEntropyLoss()
 
@@ -103,8 +103,9 @@ def bench(name: str, tiny: bool, steps: int, repeats: int, warmup: int) -> dict[
         for _ in range(warmup):
             step()
     samples: dict[str, list[float]] = {mode: [] for mode in MODES}
-    for _ in range(repeats):
-        for mode in MODES:
+    for round_ in range(repeats):
+        # Rotate the order each round so no variant always runs right after the slowest one.
+        for mode in MODES[round_ % 3:] + MODES[:round_ % 3]:
             step = steppers[mode]
             start = time.perf_counter()
             for _ in range(steps):
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", choices=sorted(MODELS), default=list(MODELS))
     parser.add_argument("--steps", type=int, default=50, help="steps per timed round (default 50 = one monitor sync)")
-    parser.add_argument("--repeats", type=int, default=11, help="timed rounds per variant; the median is reported")
+    parser.add_argument("--repeats", type=int, default=21, help="timed rounds per variant; the median is reported")
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps per variant first")
     parser.add_argument("--tiny", action="store_true", help="tiny models (a smoke run, not a measurement)")
     parser.add_argument("--threads", type=int, default=1,

@@ -43,6 +43,7 @@ MARKER_RES = [
 # Anything that could begin an error: a block of log without any of these is skipped unread.
 TRIGGER_RE = re.compile(r"Traceback|Error|Exception|Interrupt|Exit|Failure|Warning|Watchdog caught")
 MAX_PENDING_CHARS = 1 << 20
+STALE_LINES = 256
 INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
 MAX_STREAMS = 1024
 TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
@@ -218,9 +219,21 @@ class _Scanner:
 
     def __init__(self) -> None:
         self.streams: dict[int | None, _Stream] = {}
+        self.last_line: dict[int | None, int] = {}
 
     def idle(self) -> bool:
         return all(s.current is None and not s.in_traceback for s in self.streams.values())
+
+    def expire(self, number: int) -> Iterator[FoundError]:
+        """Close what a stream left open when it has been silent for STALE_LINES lines: a rank whose
+        traceback ended the log's output for that rank must not hold its error back until the end."""
+        for rank, last in self.last_line.items():
+            if number - last > STALE_LINES:
+                stream = self.streams[rank]
+                stream.in_traceback, stream.frames = False, []
+                done = stream.finish()
+                if done is not None:
+                    yield done
 
     def feed(self, number: int, raw: str) -> Iterator[FoundError]:
         line, rank, new_record = clean_line_record(raw)
@@ -229,7 +242,10 @@ class _Scanner:
             if len(self.streams) >= MAX_STREAMS:
                 return
             stream = self.streams[rank] = _Stream()
+        self.last_line[rank] = number
         yield from stream.feed(number, line, rank, new_record)
+        if number % STALE_LINES == 0:
+            yield from self.expire(number)
 
     def finish(self) -> Iterator[FoundError]:
         for stream in self.streams.values():
