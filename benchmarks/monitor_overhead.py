@@ -4,9 +4,9 @@
     python benchmarks/monitor_overhead.py --tiny --steps 2 --repeats 1 --warmup 1   # smoke run
 
 Whole training steps (forward, backward, optimizer step, and mon.step for the monitor) are timed.
-The three variants of each model are identical copies; each round runs all three back to back (in
-rotating order), so drift on a shared machine hits them alike; step times are medians over rounds and each ratio is the
-median of the per-round ratios.
+The three variants of each model are identical copies that take turns step by step; a round is
+50 steps of each (one monitor sync); step times are medians over rounds of the mean step time in
+the round, and each ratio is the median of the per-round ratios.
 """
 
 from __future__ import annotations
@@ -103,14 +103,19 @@ def bench(name: str, tiny: bool, steps: int, repeats: int, warmup: int) -> dict[
         for _ in range(warmup):
             step()
     samples: dict[str, list[float]] = {mode: [] for mode in MODES}
+    clock = time.perf_counter
     for round_ in range(repeats):
-        # Rotate the order each round so no variant always runs right after the slowest one.
-        for mode in MODES[round_ % 3:] + MODES[:round_ % 3]:
-            step = steppers[mode]
-            start = time.perf_counter()
-            for _ in range(steps):
-                step()
-            samples[mode].append((time.perf_counter() - start) / steps)
+        spent = dict.fromkeys(MODES, 0.0)
+        # The variants take turns step by step (rotating who goes first), so load from other jobs
+        # hits all three alike; a round of 50 steps includes one of the monitor's syncs.
+        order = MODES[round_ % 3:] + MODES[:round_ % 3]
+        for _ in range(steps):
+            for mode in order:
+                start = clock()
+                steppers[mode]()
+                spent[mode] += clock() - start
+        for mode in MODES:
+            samples[mode].append(spent[mode] / steps)
     for monitor in monitors:
         monitor.close()
     out = {mode: statistics.median(values) for mode, values in samples.items()}
@@ -129,7 +134,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: steadier timings on a shared machine)")
     args = parser.parse_args(argv)
-    warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
     torch.set_num_threads(args.threads)
     default_rulebase()  # loaded once per process on the first diagnosis: not a per-step cost
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {args.steps} steps x {args.repeats} rounds"
@@ -138,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
           "| monitor / anomaly |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name in args.models:
-        t = bench(name, args.tiny, args.steps, args.repeats, args.warmup)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
+            t = bench(name, args.tiny, args.steps, args.repeats, args.warmup)
         print(f"| {name} | {t['plain'] * 1e3:.2f} ms | {t['monitor'] * 1e3:.2f} ms | {t['anomaly'] * 1e3:.2f} ms "
               f"| {t['monitor/plain']:.3f} | {t['anomaly/plain']:.2f} | {t['monitor/anomaly']:.3f} |", flush=True)
     return 0
