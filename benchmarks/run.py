@@ -37,7 +37,8 @@ GREP_FAMILIES = (r"Traceback \(most recent call last\)|Error: |mat1 and mat2|out
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EXPLAINER_")}
+    # As users run Python: with bytecode caching on (some sandboxes turn it off), default settings.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EXPLAINER_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(extra)
     return env
 

@@ -3,14 +3,36 @@
     import explainer
     explainer.install()          # diagnoses appear after Python's own traceback
 
-Public API: install, uninstall, explain, explain_text, Diagnosis, Location.
+Public API: install, uninstall, explain, explain_text, Diagnosis, Location, TrainingMonitor,
+overfit_one_batch.
 """
 
+from importlib import import_module
+from typing import Any
+
 from ._diagnosis import Diagnosis, Location
-from ._explain import explain, explain_text
 from ._hook import install, uninstall
-from ._monitor import TrainingMonitor
-from ._overfit import overfit_one_batch
+
+# Loaded on first use, so that `import explainer; explainer.install()` costs next to nothing until
+# something actually fails (the rule base, jinja2 and the probes load at that moment).
+_LAZY = {
+    "explain": "._explain",
+    "explain_text": "._explain",
+    "TrainingMonitor": "._monitor",
+    "overfit_one_batch": "._overfit",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'explainer' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = ["Diagnosis", "Location", "TrainingMonitor", "explain", "explain_text", "install", "overfit_one_batch",
            "uninstall"]

@@ -10,7 +10,6 @@ from types import TracebackType
 from typing import Any, Callable, TextIO
 
 from ._render import choose_format, internal_failure_line, render
-from ._rulebase import problems_notice
 
 _lock = threading.RLock()
 _state: dict[str, Any] = {"installed": False, "format": None, "previous": None, "previous_thread": None}
@@ -72,6 +71,12 @@ def explain(exc: BaseException, tb: TracebackType | None = None):
     return explain_exception(exc, tb=tb)
 
 
+def _rule_problems_notice() -> str:
+    from ._rulebase import problems_notice
+
+    return problems_notice()
+
+
 def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, fmt: str | None = None) -> None:
     """Write the diagnosis of exc to stream; on any failure of our own, one line and nothing else."""
     if stream is None:
@@ -81,8 +86,8 @@ def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, 
         diagnosis = explain(exc, tb=tb)
         text = render(diagnosis, fmt, stream)
         if diagnosis.internal_errors:
-            text += internal_failure_line(diagnosis.internal_errors[0]).replace("no diagnosis", "partial diagnosis")
-        text += problems_notice()
+            text += internal_failure_line(diagnosis.internal_errors[0], outcome="partial diagnosis")
+        text += _rule_problems_notice()
     except Exception as error:  # the explainer must never make a crash worse
         text = internal_failure_line(error)
         if os.environ.get("EXPLAINER_DEBUG"):

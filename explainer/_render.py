@@ -99,6 +99,6 @@ def render(diagnosis: Diagnosis, fmt: str, stream: TextIO, **extra: Any) -> str:
     return render_text(diagnosis, colour=use_colour(stream))
 
 
-def internal_failure_line(error: BaseException | str) -> str:
+def internal_failure_line(error: BaseException | str, outcome: str = "no diagnosis") -> str:
     what = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-    return f"torch-explainer: internal error, no diagnosis ({_cap(str(what))}); set EXPLAINER_DEBUG=1 for details\n"
+    return f"torch-explainer: internal error, {outcome} ({_cap(str(what))}); set EXPLAINER_DEBUG=1 for details\n"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import RuleError
+from ._rulecache import NO_CACHE, RuleCache, open_cache
 from ._packs import Pack, discover_packs, display_path
 from ._rules import Rule, builtin_rules_dir, load_rule_file, rule_files
 
@@ -59,7 +60,10 @@ class RuleBase:
 
 
 def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None) -> Match | None:
-    for index, pattern in enumerate(rule.patterns):
+    for index, literal in enumerate(rule.literals):
+        if literal is not None and literal not in text:
+            continue  # cannot match: no need to compile or run the pattern
+        pattern = rule.patterns[index]
         try:
             found = pattern.search(text, timeout=MATCH_TIMEOUT_S)
         except TimeoutError:
@@ -81,20 +85,21 @@ def _number(value: str) -> Any:
 
 
 def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | None = None,
-                ) -> tuple[list[Rule], list[RuleError]]:
+                cache: RuleCache = NO_CACHE) -> tuple[list[Rule], list[RuleError]]:
     rules, problems = [], []
     for path in rule_files(folder):
         try:
-            rules.append(load_rule_file(path, pack=pack, known_probes=known_probes, display_root=display_root))
+            rules.append(load_rule_file(path, pack=pack, known_probes=known_probes, display_root=display_root,
+                                        cache=cache))
         except RuleError as exc:
             problems.append(exc)
     return rules, problems
 
 
-def load_pack(pack: Pack, known_probes) -> tuple[list[Rule], list[RuleError]]:
+def load_pack(pack: Pack, known_probes, cache: RuleCache = NO_CACHE) -> tuple[list[Rule], list[RuleError]]:
     """A team pack's rules (rule.pack is its prefix); an id outside the pack's prefix is a problem."""
     loaded, problems = load_folder(pack.folder, pack=pack.prefix, known_probes=known_probes,
-                                   display_root=Path.cwd())
+                                   display_root=Path.cwd(), cache=cache)
     rules = []
     for rule in loaded:
         if not rule.id.startswith(pack.prefix + "."):
@@ -108,7 +113,7 @@ def load_pack(pack: Pack, known_probes) -> tuple[list[Rule], list[RuleError]]:
 
 
 def build_rulebase(folders: list[tuple[str, Path]], known_probes, *, packs: list[Pack] = (),
-                   pack_problems: list[RuleError] = ()) -> RuleBase:
+                   pack_problems: list[RuleError] = (), cache: RuleCache = NO_CACHE) -> RuleBase:
     """Team packs, then (pack name, folder) pairs, in order; duplicate ids are problems naming both files.
 
     pack_problems are discovery problems of the team packs (see discover_packs).
@@ -117,7 +122,8 @@ def build_rulebase(folders: list[tuple[str, Path]], known_probes, *, packs: list
     problems: list[RuleError] = []
     team_problems: list[RuleError] = list(pack_problems)
     seen: dict[str, Rule] = {}
-    builtin = [(load_folder(folder, pack=name, known_probes=known_probes), problems) for name, folder in folders]
+    builtin = [(load_folder(folder, pack=name, known_probes=known_probes, cache=cache), problems)
+               for name, folder in folders]
     # Any prefix a built-in id uses is reserved, beyond the categories read_pack already refuses.
     taken = {rule.id.split(".")[0]: rule for (loaded, _), _ in builtin for rule in loaded}
     accepted, team = [], []
@@ -128,7 +134,7 @@ def build_rulebase(folders: list[tuple[str, Path]], known_probes, *, packs: list
                 f"({taken[pack.prefix].file})", hint="use your team's or company's name"))
             continue
         accepted.append(pack)
-        team.append((load_pack(pack, known_probes), team_problems))
+        team.append((load_pack(pack, known_probes, cache), team_problems))
     for (loaded, errors), sink in team + builtin:
         sink.extend(errors)
         for rule in loaded:
@@ -158,8 +164,10 @@ def default_rulebase() -> RuleBase:
                 packs, pack_problems = discover_packs()
             except Exception as exc:  # a broken environment must not cost the built-in rules
                 packs, pack_problems = [], [RuleError("team rule packs", f"discovery failed: {exc!r}")]
+            cache = open_cache()
             _default = build_rulebase([("builtin", builtin_rules_dir())], probes, packs=packs,
-                                      pack_problems=pack_problems)
+                                      pack_problems=pack_problems, cache=cache)
+            cache.save()
         return _default
 
 

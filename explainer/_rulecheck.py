@@ -12,13 +12,13 @@ from typing import Iterable
 
 import regex
 import yaml
-from jinja2 import TemplateSyntaxError
 
 from ._diagnosis import CATEGORIES
 from ._errors import RuleError
 from ._packs import PACK_FILE, RESERVED_PREFIXES, Pack, discover_packs, display_path
 from ._rulebase import MATCH_TIMEOUT_S, RuleBase, build_rulebase, match_rule
-from ._rules import (COMMON_FACTS, FRONT_MATTER_RE, ID_RE, Example, Rule, _field_lines, _template_fields,
+from ._templates import TemplateProblem, template_fields
+from ._rules import (COMMON_FACTS, FRONT_MATTER_RE, ID_RE, Example, Rule, _field_lines,
                      builtin_rules_dir)
 
 
@@ -142,9 +142,9 @@ def _more_problems(path: Path, first: RuleError, probes) -> list[Finding]:
     for fld in ("summary", "fixes"):
         for i, source in enumerate(strings(fld)):
             try:
-                missing = sorted(_template_fields(source) - provided)
-            except TemplateSyntaxError as exc:
-                add(f"{fld}[{i}]", f"template does not parse: {exc.message}")
+                missing = sorted(template_fields(source) - provided)
+            except TemplateProblem as exc:
+                add(f"{fld}[{i}]", f"template does not parse: {exc}")
                 continue
             if missing:
                 add(f"{fld}[{i}]", f"template uses {', '.join(missing)}, which no pattern group or probe provides")

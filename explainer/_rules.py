@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import regex
 import yaml
-from jinja2 import TemplateSyntaxError, meta
 
 from ._diagnosis import CATEGORIES
 from ._errors import RuleError
-from ._templates import ENVIRONMENT
+from ._rulecache import NO_CACHE, RuleCache
+from ._templates import TemplateProblem, template_fields
 
 ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
@@ -39,12 +38,14 @@ class Example:
 
 @dataclass
 class Rule:
-    """A validated rule. Patterns are compiled; templates are compiled jinja2 sandbox templates."""
+    """A validated rule. Patterns compile on first use; `literals` lets matching skip a pattern
+    whose required text is absent without compiling it."""
 
     id: str
     category: str
     title: str
-    patterns: list[Any]
+    pattern_sources: list[str]
+    groups: set[str]
     summary: list[str]
     fixes: list[str]
     probes: list[str]
@@ -60,13 +61,96 @@ class Rule:
     line: int = 1
     kind: str = "error"
     facts: list[str] = field(default_factory=list)
+    literals: list[str | None] = field(default_factory=list)
+    _compiled: list[Any] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.literals:
+            self.literals = [required_literal(source) for source in self.pattern_sources]
+
+    @property
+    def patterns(self) -> list[Any]:
+        if self._compiled is None:
+            self._compiled = [regex.compile(source) for source in self.pattern_sources]
+        return self._compiled
 
     @property
     def group_names(self) -> set[str]:
-        names: set[str] = set()
-        for pattern in self.patterns:
-            names.update(pattern.groupindex)
-        return names
+        return set(self.groups)
+
+
+_GLOBAL_FLAGS_RE = re.compile(r"\(\?[a-zA-Z]*[ixwfV][a-zA-Z]*\)")
+_CLASS_ESCAPES = set("dDwWsSbBAZGhHvVKXpPmM")
+
+
+def required_literal(source: str) -> str | None:
+    """The longest run of plain text every match of the pattern must contain, or None.
+
+    Conservative: text inside groups, alternation at the top level, case-insensitive or verbose
+    flags and numeric escapes all give None, which only means "no shortcut" for this pattern.
+    """
+    if _GLOBAL_FLAGS_RE.search(source):
+        return None
+    runs: list[str] = []
+    run: list[str] = []
+    depth = 0
+    i, n = 0, len(source)
+
+    def close() -> None:
+        if run:
+            runs.append("".join(run))
+            run.clear()
+
+    while i < n:
+        char = source[i]
+        if char == "\\":
+            if i + 1 >= n:
+                return None
+            nxt = source[i + 1]
+            if nxt.isalnum():
+                if nxt not in _CLASS_ESCAPES:
+                    return None  # \x41, \1, \N{..}: not worth decoding
+                close()
+            elif depth == 0:
+                run.append(nxt)
+            i += 2
+            continue
+        if char == "[":
+            close()
+            i += 1
+            if i < n and source[i] == "^":
+                i += 1
+            if i < n and source[i] == "]":
+                i += 1
+            while i < n and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+            i += 1
+            continue
+        if char == "(":
+            close()
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                return None
+        elif char == "|":
+            if depth == 0:
+                return None
+        elif char in "*?{":
+            if depth == 0 and run:
+                run.pop()  # the character before is optional
+            close()
+            if char == "{":
+                end = source.find("}", i)
+                i = n if end < 0 else end
+        elif char in "+.^$":
+            close()
+        elif depth == 0:
+            run.append(char)
+        i += 1
+    close()
+    best = max(runs, key=len, default="")
+    return best if len(best) >= 3 else None
 
 
 def builtin_rules_dir() -> Path:
@@ -88,8 +172,12 @@ def rule_files(folder: Path) -> list[Path]:
 
 
 def load_rule_file(path: Path, *, pack: str = "builtin", known_probes: dict[str, Any] | None = None,
-                   display_root: Path | None = None) -> Rule:
-    """Parse and validate one rule file; raises RuleError naming the file, line, rule and field."""
+                   display_root: Path | None = None, cache: RuleCache = NO_CACHE) -> Rule:
+    """Parse and validate one rule file; raises RuleError naming the file, line, rule and field.
+
+    With a cache, a file seen unchanged before skips compiling its patterns (they compile on first
+    use) and re-reading its templates; everything else is checked every time.
+    """
     shown = _display(path, display_root)
     try:
         text = path.read_text(encoding="utf-8")
@@ -110,7 +198,10 @@ def load_rule_file(path: Path, *, pack: str = "builtin", known_probes: dict[str,
         raise RuleError(shown, "the front matter must be a mapping of fields", line=2)
     # +1 for the opening '---' line, +1 because YAML marks count from zero.
     lines = {k: v + 2 for k, v in lines.items()}
-    return _build_rule(data, body, shown, lines, pack, known_probes)
+    key = cache.file_key(path)
+    rule = _build_rule(data, body, shown, lines, pack, known_probes, cache, cache.groups(key))
+    cache.remember_file(key, rule.groups)
+    return rule
 
 
 def _display(path: Path, root: Path | None) -> str:
@@ -154,7 +245,7 @@ def _field_lines(node: Any, prefix: str = "") -> dict[str, int]:
 
 
 def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: str,
-                known_probes: dict[str, Any] | None) -> Rule:
+                known_probes: dict[str, Any] | None, cache: RuleCache, cached_groups: set[str] | None) -> Rule:
     rule_id = data.get("id")
 
     def fail(fld: str, message: str, hint: str | None = None):
@@ -186,12 +277,17 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
              "list the facts its templates use under 'facts'")
     declared_facts = _string_list(data.get("facts"), "facts", fail)
     raw_patterns = _string_list(data.get("patterns"), "patterns", fail, required=not is_signal)
-    patterns = []
-    for i, source in enumerate(raw_patterns):
-        try:
-            patterns.append(regex.compile(source))
-        except regex.error as exc:
-            fail(f"patterns[{i}]", f"pattern does not compile: {exc}")
+    compiled = None
+    if cached_groups is not None:
+        groups = cached_groups
+    else:
+        compiled, groups = [], set()
+        for i, source in enumerate(raw_patterns):
+            try:
+                compiled.append(regex.compile(source))
+            except regex.error as exc:
+                fail(f"patterns[{i}]", f"pattern does not compile: {exc}")
+            groups.update(compiled[-1].groupindex)
 
     probes = _string_list(data.get("probes"), "probes", fail)
     if known_probes is not None:
@@ -200,9 +296,6 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
                 fail(f"probes[{i}]", f"unknown probe {name!r}",
                      f"known probes: {', '.join(sorted(known_probes)) or 'none'}")
 
-    groups: set[str] = set()
-    for pattern in patterns:
-        groups.update(pattern.groupindex)
     provided = set(COMMON_FACTS) | groups | set(declared_facts)
     for name in probes:
         if known_probes is not None and name in known_probes:
@@ -212,8 +305,8 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     fixes = _string_list(data.get("fixes"), "fixes", fail)
     for fld, templates in (("summary", summary), ("fixes", fixes)):
         for i, source in enumerate(templates):
-            _check_template(source, f"{fld}[{i}]", provided, fail)
-    if not is_signal and not any(_template_fields(s) <= (set(COMMON_FACTS) | groups) for s in summary):
+            _check_template(source, f"{fld}[{i}]", provided, fail, cache)
+    if not is_signal and not any(_cached_fields(s, cache) <= (set(COMMON_FACTS) | groups) for s in summary):
         fail("summary", "no summary template can be filled from the message alone",
              "add a last summary that uses only the patterns' named groups, for pasted messages")
 
@@ -228,7 +321,8 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
         fail("id", "the runbook text (the Markdown after the front matter) is empty",
              "write what the error means, its causes, how to confirm and how to fix it")
     return Rule(
-        id=rule_id, category=category, title=title.strip(), patterns=patterns, summary=summary,
+        id=rule_id, category=category, title=title.strip(), pattern_sources=raw_patterns, groups=groups,
+        _compiled=compiled, summary=summary,
         fixes=fixes, probes=probes, examples=examples, counter_examples=counter_examples,
         body=body, file=file, priority=priority, fixture=fixture, related=related, tags=tags,
         pack=pack, line=lines.get("id", 2), kind=kind, facts=declared_facts,
@@ -271,26 +365,19 @@ def _examples(value: Any, fld: str, fail, lines: dict[str, int], *, required: bo
     return out
 
 
-_LITERAL = r"""(?:'[^'{}]*'|"[^"{}]*"|-?\d+(?:\.\d+)?)"""
-_FILTER = rf"\|\s*\w+(?:\(\s*{_LITERAL}(?:\s*,\s*{_LITERAL})*\s*\))?\s*"
-# {{ name }} and {{ name | filter('literal') }}: most templates are only these, and reading their
-# fields with a regex instead of jinja2's parser keeps loading rules fast at the moment of a crash.
-_SIMPLE_FIELD_RE = re.compile(rf"\{{\{{\s*([A-Za-z_]\w*)\s*(?:{_FILTER})*\}}\}}")
+def _cached_fields(source: str, cache: RuleCache) -> frozenset[str]:
+    fields = cache.template_fields(source)
+    if fields is None:
+        fields = template_fields(source)
+        cache.remember_template(source, fields)
+    return fields
 
 
-@lru_cache(maxsize=8192)
-def _template_fields(source: str) -> frozenset[str]:
-    rest = _SIMPLE_FIELD_RE.sub("", source)
-    if not any(token in rest for token in ("{{", "{%", "{#")):
-        return frozenset(found.group(1) for found in _SIMPLE_FIELD_RE.finditer(source))
-    return frozenset(meta.find_undeclared_variables(ENVIRONMENT.parse(source)))
-
-
-def _check_template(source: str, fld: str, provided: set[str], fail) -> None:
+def _check_template(source: str, fld: str, provided: set[str], fail, cache: RuleCache) -> None:
     try:
-        used = _template_fields(source)
-    except TemplateSyntaxError as exc:
-        fail(fld, f"template does not parse: {exc.message}")
+        used = _cached_fields(source, cache)
+    except TemplateProblem as exc:
+        fail(fld, f"template does not parse: {exc}")
         return
     missing = sorted(used - provided)
     if missing:

@@ -122,12 +122,12 @@ def test_fast_template_field_reading_agrees_with_jinja2_on_every_builtin_templat
     from jinja2 import meta
 
     from explainer._rulebase import default_rulebase
-    from explainer._rules import _template_fields
-    from explainer._templates import ENVIRONMENT
+    from explainer._templates import _environment
+    from explainer._templates import template_fields as _template_fields
 
     for rule in default_rulebase().rules:
         for source in rule.summary + rule.fixes:
-            assert _template_fields(source) == meta.find_undeclared_variables(ENVIRONMENT.parse(source)), (
+            assert _template_fields(source) == meta.find_undeclared_variables(_environment().parse(source)), (
                 f"{rule.file}: {source!r}")
 
 
@@ -136,8 +136,8 @@ def test_fast_template_field_reading_agrees_with_jinja2_on_generated_templates()
     from hypothesis import strategies as st
     from jinja2 import TemplateSyntaxError, meta
 
-    from explainer._rules import _template_fields
-    from explainer._templates import ENVIRONMENT
+    from explainer._templates import _environment
+    from explainer._templates import template_fields as _template_fields
 
     pieces = st.sampled_from(["{{ a }}", "{{b|plural('x')}}", "{{ c | plural(d) }}", "{% if e %}", "{% endif %}",
                               "{{ f.g }}", "{{", "}}", "text ", "{#", "#}", "{{ h | upper }}", "'", '"', "(", ")"])
@@ -146,9 +146,72 @@ def test_fast_template_field_reading_agrees_with_jinja2_on_generated_templates()
     @given(st.lists(pieces, max_size=8).map("".join))
     def check(source):
         try:
-            expected = meta.find_undeclared_variables(ENVIRONMENT.parse(source))
+            expected = meta.find_undeclared_variables(_environment().parse(source))
         except TemplateSyntaxError:
             return
         assert _template_fields(source) == expected
 
     check()
+
+
+def test_required_literal_is_conservative():
+    from explainer._rules import required_literal
+
+    assert required_literal(r"mat1 and mat2 shapes cannot be multiplied \((?P<a>\d+)x") == \
+        "mat1 and mat2 shapes cannot be multiplied ("
+    assert required_literal(r"Expected all tensors to be on the same device|found at least two") is None
+    assert required_literal(r"(?i)cuda out of memory") is None
+    assert required_literal(r"colou?r of the tensor") == "r of the tensor"
+    assert required_literal(r"ab[cd]efgh") == "efgh"
+    assert required_literal(r"(?s)Error\(s\) in loading state_dict for (?P<m>\w+):.*Missing") == \
+        "Error(s) in loading state_dict for "
+    assert required_literal(r"size \x41 mismatch") is None
+    assert required_literal(r"x{2,3}yz") is None  # only 'yz' is left: too short to be worth it
+
+
+def test_literal_prefilter_never_rejects_a_real_match():
+    from explainer._rulebase import default_rulebase
+
+    for rule in default_rulebase().rules:
+        for example in rule.examples + rule.counter_examples:
+            for pattern, literal in zip(rule.patterns, rule.literals):
+                if literal is not None and pattern.search(example.message):
+                    assert literal in example.message, f"{rule.file}: {literal!r} is not required by {pattern.pattern!r}"
+
+
+def test_cache_skips_compiling_unchanged_files_and_notices_edits(tmp_path, monkeypatch):
+    from explainer._rulecache import RuleCache
+
+    cache_file = tmp_path / "cache" / "rules.json"
+    path = _write(tmp_path, GOOD)
+    first = RuleCache(cache_file)
+    rule = load_rule_file(path, known_probes=PROBES, cache=first)
+    assert rule._compiled is not None
+    first.save()
+    again = load_rule_file(path, known_probes=PROBES, cache=RuleCache(cache_file))
+    assert again._compiled is None, "an unchanged file must not be compiled again"
+    assert again.groups == {"shard", "seconds"}
+    assert again.patterns[0].search("AcmeLoaderTimeout: shard 7 took 120s")
+    path.write_text(GOOD.replace("(?P<seconds>\\d+)s'", "(?P<seconds>\\d+s'"))
+    with pytest.raises(RuleError, match="does not compile"):
+        load_rule_file(path, known_probes=PROBES, cache=RuleCache(cache_file))
+
+
+def test_unwritable_cache_is_ignored(tmp_path):
+    from explainer._rulecache import RuleCache
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    cache = RuleCache(blocker / "rules.json")
+    load_rule_file(_write(tmp_path, GOOD), known_probes=PROBES, cache=cache)
+    cache.save()  # must not raise
+
+
+def test_plain_templates_render_exactly_as_jinja2_does():
+    from explainer._templates import _environment, render
+
+    facts = {"a": 3, "b": "x (32, 512)", "c": None, "d": [1, 2], "e": 0.5, "f": True}
+    for source in ["{{ a }} and {{b}}", "{{ c }}/{{ d }}/{{ e }}/{{ f }}", "  {{ a }}  \n", "no fields"]:
+        assert render(source, facts) == _environment().from_string(source).render(facts).strip()
+    assert render("{{ missing }}", facts) is None
+    assert render("{{ a | plural('row') }}", facts) == "3 rows"
