@@ -1,8 +1,10 @@
 """Loss-curve diagnosis: healthy, overfitting, underfitting, unstable or non-finite, from logged losses.
 
 Mini-batch losses are noisy, so the shape is read from block medians (robust to spikes), never from
-single points. Positions are training steps, not row indices: validation may be logged less often
-than training and logging may be irregular.
+single points. Spikes are sharp departures above a rolling median, judged against the local spread of
+the residuals (their MAD), so neither a steady climb nor additive noise near a low floor counts.
+Positions are training steps, not row indices: validation may be logged less often than training and
+logging may be irregular; every position reported is a logged step.
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ CURVES = ("healthy", "overfitting", "underfitting", "unstable", "non-finite")
 MIN_TRAIN_POINTS = 12
 MIN_VAL_POINTS = 5
 TARGET_BLOCKS = 25
-SPIKE_SIGMAS = 6.0          # a spike stands this many robust standard deviations above the trend ...
+SPIKE_SIGMAS = 6.0          # a spike stands this many local robust standard deviations above the trend ...
 SPIKE_FACTOR = 1.5          # ... at least this many times the trend's level ...
 SPIKE_MIN_SHARE = 0.1       # ... and by at least this share of the starting loss
-MIN_SPIKES = 3
+TREND_HALF = (3, 25)        # rolling-median half window: n // 50 points, within these bounds
+MIN_SPIKES = 5              # fewer are a few hard batches, not instability
 DIVERGE_KEEP = 0.5          # unstable when the curve gives back this share of its drop ...
 DIVERGE_RISE = 1.3          # ... and ends this many times above its best level
 UNDERFIT_DROP = 0.10        # a training loss that fell less than this fraction barely moved
@@ -152,11 +155,11 @@ def classify(history: History) -> CurveReport:
     best, end = smooth[best_index], smooth[-1]
     scale = max(abs(start), 1e-12)
     drop = (start - end) / scale
-    levels = _levels(steps, blocks)
-    residuals = _residuals(losses, levels)
+    relative = min(losses) > 0
+    levels = _rolling_median(losses, min(max(TREND_HALF[0], len(losses) // 50), TREND_HALF[1]), shrink=True)
+    residuals = _residuals(losses, levels, relative)
     sigma = 1.4826 * statistics.median(abs(r) for r in residuals)
-    relative = min(levels) > 0
-    spikes = _spikes(steps, losses, levels, residuals, sigma, start)
+    spikes = _spikes(steps, losses, levels, residuals, start)
     facts.update(first_step=_num(steps[0]), last_step=_num(steps[-1]), start_loss=_sig(start),
                  final_loss=_sig(end), best_loss=_sig(best), best_step=_num(smooth_steps[best_index]),
                  relative_drop_pct=_pct(drop), spikes=len(spikes),
@@ -234,43 +237,44 @@ def _first_non_finite(history: History) -> tuple[float, str, str] | None:
 
 
 def _blocks(steps: list[float], losses: list[float], width: int) -> list[tuple[float, float]]:
-    """(median step, median loss) of consecutive blocks of width points; a short tail joins the last block."""
+    """(middle logged step, median loss) of consecutive blocks of width points; a short tail joins the last block."""
     bounds = list(range(0, len(losses), width))
     if len(bounds) > 1 and len(losses) - bounds[-1] < width:
         bounds.pop()
     out = []
     for i, lo in enumerate(bounds):
         hi = bounds[i + 1] if i + 1 < len(bounds) else len(losses)
-        out.append((statistics.median(steps[lo:hi]), statistics.median(losses[lo:hi])))
+        out.append((statistics.median_low(steps[lo:hi]), statistics.median(losses[lo:hi])))
     return out
 
 
-def _levels(steps: list[float], blocks: list[tuple[float, float]]) -> list[float]:
-    """The trend at each point: block medians joined by straight lines (extended at both ends)."""
-    if len(blocks) == 1:
-        return [blocks[0][1]] * len(steps)
-    out, j = [], 0
-    for step in steps:
-        while j < len(blocks) - 2 and step > blocks[j + 1][0]:
-            j += 1
-        (s0, v0), (s1, v1) = blocks[j], blocks[j + 1]
-        out.append(v0 + (v1 - v0) * (step - s0) / (s1 - s0) if s1 != s0 else v0)
+def _rolling_median(values: list[float], half: int, *, shrink: bool = False) -> list[float]:
+    """Centred median of 2*half+1 points. With shrink the window stays centred near the ends (so a steady
+    climb is its own trend there); without it the window is cut at the ends."""
+    n, out = len(values), []
+    for i in range(n):
+        h = min(half, i, n - 1 - i) if shrink else half
+        out.append(statistics.median(values[max(0, i - h): i + h + 1]))
     return out
 
 
-def _residuals(losses: list[float], levels: list[float]) -> list[float]:
-    """Distance from the trend; relative to it when the loss is positive, since mini-batch noise scales with the loss."""
-    if min(levels) > 0:
-        return [(v - level) / level for v, level in zip(losses, levels)]
+def _residuals(losses: list[float], levels: list[float], relative: bool) -> list[float]:
+    """Distance from the trend: in log space when every loss is positive, since mini-batch noise often scales
+    with the loss (and additive noise near a floor is then compressed upwards, not amplified)."""
+    if relative:
+        return [math.log(v / level) for v, level in zip(losses, levels)]
     return [v - level for v, level in zip(losses, levels)]
 
 
-def _spikes(steps: list[float], losses: list[float], levels: list[float], residuals: list[float], sigma: float,
+def _spikes(steps: list[float], losses: list[float], levels: list[float], residuals: list[float],
             start: float) -> list[float]:
-    """Points far above the trend: beyond its noise, a multiple of it, and a visible share of the starting loss."""
+    """Points far above the trend: beyond the local noise (the MAD of nearby residuals), a multiple of the
+    trend, and a visible share of the starting loss."""
+    half = 2 * min(max(TREND_HALF[0], len(losses) // 50), TREND_HALF[1])
+    spread = _rolling_median([abs(r) for r in residuals], half)
     out = []
-    for step, value, level, residual in zip(steps, losses, levels, residuals):
-        if (residual > max(SPIKE_SIGMAS * sigma, 1e-12) and value - level > SPIKE_MIN_SHARE * abs(start)
+    for step, value, level, residual, mad in zip(steps, losses, levels, residuals, spread):
+        if (residual > max(SPIKE_SIGMAS * 1.4826 * mad, 1e-12) and value - level > SPIKE_MIN_SHARE * abs(start)
                 and (level <= 0 or value > SPIKE_FACTOR * level)):
             out.append(step)
     return out

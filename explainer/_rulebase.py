@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gc
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._errors import RuleError
-from ._rulecache import NO_CACHE, RuleCache, open_cache
+from ._rulecache import NO_CACHE, open_cache
 from ._packs import Pack, discover_packs, display_path
 from ._rules import Rule, builtin_rules_dir, load_rule_file, rule_files
 
@@ -85,7 +86,9 @@ def _number(value: str) -> Any:
 
 
 def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | None = None,
-                cache: RuleCache = NO_CACHE) -> tuple[list[Rule], list[RuleError]]:
+                cached: bool = False) -> tuple[list[Rule], list[RuleError]]:
+    """Every rule file of folder; cached=True reuses what earlier processes learned (see _rulecache)."""
+    cache = open_cache(folder) if cached else NO_CACHE
     rules, problems = [], []
     for path in rule_files(folder):
         try:
@@ -93,13 +96,14 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
                                         cache=cache))
         except RuleError as exc:
             problems.append(exc)
+    cache.save()
     return rules, problems
 
 
-def load_pack(pack: Pack, known_probes, cache: RuleCache = NO_CACHE) -> tuple[list[Rule], list[RuleError]]:
+def load_pack(pack: Pack, known_probes, cached: bool = False) -> tuple[list[Rule], list[RuleError]]:
     """A team pack's rules (rule.pack is its prefix); an id outside the pack's prefix is a problem."""
     loaded, problems = load_folder(pack.folder, pack=pack.prefix, known_probes=known_probes,
-                                   display_root=Path.cwd(), cache=cache)
+                                   display_root=Path.cwd(), cached=cached)
     rules = []
     for rule in loaded:
         if not rule.id.startswith(pack.prefix + "."):
@@ -113,7 +117,7 @@ def load_pack(pack: Pack, known_probes, cache: RuleCache = NO_CACHE) -> tuple[li
 
 
 def build_rulebase(folders: list[tuple[str, Path]], known_probes, *, packs: list[Pack] = (),
-                   pack_problems: list[RuleError] = (), cache: RuleCache = NO_CACHE) -> RuleBase:
+                   pack_problems: list[RuleError] = (), cached: bool = False) -> RuleBase:
     """Team packs, then (pack name, folder) pairs, in order; duplicate ids are problems naming both files.
 
     pack_problems are discovery problems of the team packs (see discover_packs).
@@ -122,7 +126,7 @@ def build_rulebase(folders: list[tuple[str, Path]], known_probes, *, packs: list
     problems: list[RuleError] = []
     team_problems: list[RuleError] = list(pack_problems)
     seen: dict[str, Rule] = {}
-    builtin = [(load_folder(folder, pack=name, known_probes=known_probes, cache=cache), problems)
+    builtin = [(load_folder(folder, pack=name, known_probes=known_probes, cached=cached), problems)
                for name, folder in folders]
     # Any prefix a built-in id uses is reserved, beyond the categories read_pack already refuses.
     taken = {rule.id.split(".")[0]: rule for (loaded, _), _ in builtin for rule in loaded}
@@ -134,7 +138,7 @@ def build_rulebase(folders: list[tuple[str, Path]], known_probes, *, packs: list
                 f"({taken[pack.prefix].file})", hint="use your team's or company's name"))
             continue
         accepted.append(pack)
-        team.append((load_pack(pack, known_probes, cache), team_problems))
+        team.append((load_pack(pack, known_probes, cached), team_problems))
     for (loaded, errors), sink in team + builtin:
         sink.extend(errors)
         for rule in loaded:
@@ -164,10 +168,16 @@ def default_rulebase() -> RuleBase:
                 packs, pack_problems = discover_packs()
             except Exception as exc:  # a broken environment must not cost the built-in rules
                 packs, pack_problems = [], [RuleError("team rule packs", f"discovery failed: {exc!r}")]
-            cache = open_cache()
-            _default = build_rulebase([("builtin", builtin_rules_dir())], probes, packs=packs,
-                                      pack_problems=pack_problems, cache=cache)
-            cache.save()
+            # Loading makes many small objects; with torch's millions already alive, the garbage
+            # collector's passes over them would cost more than the loading itself.
+            collecting = gc.isenabled()
+            gc.disable()
+            try:
+                _default = build_rulebase([("builtin", builtin_rules_dir())], probes, packs=packs,
+                                          pack_problems=pack_problems, cached=True)
+            finally:
+                if collecting:
+                    gc.enable()
         return _default
 
 

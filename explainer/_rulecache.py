@@ -1,34 +1,50 @@
-"""What loading rules learned once, kept across processes: which rule files' patterns compile
-(with their group names) and which fields each template uses.
+"""What loading rules learned once, kept across processes: each unchanged rule file's parsed front
+matter, that its patterns compile (with their group names and required literals), and which fields
+each template uses.
 
 Rule loading happens at the moment of a crash, where every 100 ms shows. An unchanged file (same
-path, size and modification time) is not compiled or parsed for templates again: its patterns
-compile on first use. The cache is a plain JSON file; any failure to read or write it is ignored.
+path, size and modification time) is not parsed, compiled or read for templates again: its patterns
+compile on first use; the checks on its fields still run. The cache is a plain JSON file; any
+failure to read or write it is ignored.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
-VERSION = 1
+VERSION = 2
+MAX_FILES = 20_000
+MAX_TEMPLATES = 50_000
+MAX_CACHE_FILES = 64
 
 
-def cache_path() -> Path | None:
+def cache_dir() -> Path | None:
     if os.environ.get("EXPLAINER_CACHE", "1") == "0":
         return None
     base = os.environ.get("EXPLAINER_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "torch-explainer")
-    return Path(base) / f"rules-v{VERSION}.json"
+    return Path(base)
+
+
+def cache_path(folder: Path) -> Path | None:
+    """One small cache file per rule folder, so each load reads only what it needs."""
+    base = cache_dir()
+    if base is None:
+        return None
+    digest = hashlib.sha1(os.path.abspath(folder).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return base / f"rules-v{VERSION}-{digest}.json"
 
 
 class RuleCache:
     def __init__(self, path: Path | None):
         self.path = path
-        self.files: dict[str, list[str]] = {}
+        self.files: dict[str, dict[str, Any]] = {}
         self.templates: dict[str, list[str]] = {}
         self.changed = False
         self._lock = threading.Lock()
@@ -47,26 +63,35 @@ class RuleCache:
             stat = path.stat()
         except OSError:
             return None
-        return f"{os.path.realpath(path)}|{stat.st_size}|{stat.st_mtime_ns}"
+        return f"{os.path.abspath(path)}|{stat.st_size}|{stat.st_mtime_ns}"
 
-    def groups(self, key: str | None) -> set[str] | None:
-        """The group names of a file whose patterns are known to compile, or None."""
+    def entry(self, key: str | None) -> dict[str, Any] | None:
+        """What was learned from this exact file before: data, lines, body, groups, literals."""
         found = self.files.get(key) if key else None
-        return set(found) if isinstance(found, list) else None
+        return found if isinstance(found, dict) and {"data", "lines", "body", "groups"} <= found.keys() else None
 
-    def remember_file(self, key: str | None, groups: set[str]) -> None:
-        if key and self.files.get(key) != sorted(groups):
-            with self._lock:
-                self.files[key] = sorted(groups)
-                self.changed = True
+    def remember_file(self, key: str | None, entry: dict[str, Any]) -> None:
+        if not key or self.path is None or key in self.files:
+            return
+        try:
+            json.dumps(entry)  # YAML can hold dates and sets, which JSON cannot
+        except (TypeError, ValueError):
+            return
+        with self._lock:
+            if len(self.files) >= MAX_FILES:
+                self.files.pop(next(iter(self.files)))
+            self.files[key] = entry
+            self.changed = True
 
     def template_fields(self, source: str) -> frozenset[str] | None:
         found = self.templates.get(source)
         return frozenset(found) if isinstance(found, list) else None
 
     def remember_template(self, source: str, fields: frozenset[str]) -> None:
-        if source not in self.templates:
+        if source not in self.templates and self.path is not None:
             with self._lock:
+                if len(self.templates) >= MAX_TEMPLATES:
+                    self.templates.pop(next(iter(self.templates)))
                 self.templates[source] = sorted(fields)
                 self.changed = True
 
@@ -80,12 +105,20 @@ class RuleCache:
                 json.dump({"version": VERSION, "files": self.files, "templates": self.templates}, out)
             os.replace(temp, self.path)
             self.changed = False
+            _prune(self.path.parent)
         except OSError:
             pass
+
+
+def _prune(folder: Path) -> None:
+    """Keep the newest MAX_CACHE_FILES cache files: rule folders come and go (temporary ones in tests)."""
+    files = sorted(folder.glob(f"rules-v{VERSION}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for stale in files[MAX_CACHE_FILES:]:
+        stale.unlink(missing_ok=True)
 
 
 NO_CACHE = RuleCache(None)
 
 
-def open_cache() -> RuleCache:
-    return RuleCache(cache_path())
+def open_cache(folder: Path) -> RuleCache:
+    return RuleCache(cache_path(folder))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,10 +176,24 @@ def load_rule_file(path: Path, *, pack: str = "builtin", known_probes: dict[str,
                    display_root: Path | None = None, cache: RuleCache = NO_CACHE) -> Rule:
     """Parse and validate one rule file; raises RuleError naming the file, line, rule and field.
 
-    With a cache, a file seen unchanged before skips compiling its patterns (they compile on first
-    use) and re-reading its templates; everything else is checked every time.
+    With a cache, a file seen unchanged before is not parsed again, its patterns compile on first
+    use and its templates are not re-read; every check on its fields still runs.
     """
     shown = _display(path, display_root)
+    key = cache.file_key(path)
+    known = cache.entry(key)
+    if known is not None:
+        data, lines, body = known["data"], known["lines"], known["body"]
+    else:
+        data, lines, body = _read_rule_file(path, shown)
+    rule = _build_rule(data, body, shown, lines, pack, known_probes, cache,
+                       set(known["groups"]) if known else None, known.get("literals") if known else None)
+    cache.remember_file(key, {"data": data, "lines": lines, "body": body, "groups": sorted(rule.groups),
+                              "literals": rule.literals})
+    return rule
+
+
+def _read_rule_file(path: Path, shown: str) -> tuple[dict, dict[str, int], str]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -197,19 +212,15 @@ def load_rule_file(path: Path, *, pack: str = "builtin", known_probes: dict[str,
     if not isinstance(data, dict):
         raise RuleError(shown, "the front matter must be a mapping of fields", line=2)
     # +1 for the opening '---' line, +1 because YAML marks count from zero.
-    lines = {k: v + 2 for k, v in lines.items()}
-    key = cache.file_key(path)
-    rule = _build_rule(data, body, shown, lines, pack, known_probes, cache, cache.groups(key))
-    cache.remember_file(key, rule.groups)
-    return rule
+    return data, {k: v + 2 for k, v in lines.items()}, body
 
 
 def _display(path: Path, root: Path | None) -> str:
     if root is not None:
-        try:
-            return str(path.resolve().relative_to(root.resolve()))
-        except ValueError:
-            pass
+        base = os.path.abspath(root) + os.sep
+        full = os.path.abspath(path)
+        if full.startswith(base):
+            return full[len(base):]
     return str(path)
 
 
@@ -245,7 +256,8 @@ def _field_lines(node: Any, prefix: str = "") -> dict[str, int]:
 
 
 def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: str,
-                known_probes: dict[str, Any] | None, cache: RuleCache, cached_groups: set[str] | None) -> Rule:
+                known_probes: dict[str, Any] | None, cache: RuleCache, cached_groups: set[str] | None,
+                cached_literals: list[str | None] | None) -> Rule:
     rule_id = data.get("id")
 
     def fail(fld: str, message: str, hint: str | None = None):
@@ -325,7 +337,7 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
         _compiled=compiled, summary=summary,
         fixes=fixes, probes=probes, examples=examples, counter_examples=counter_examples,
         body=body, file=file, priority=priority, fixture=fixture, related=related, tags=tags,
-        pack=pack, line=lines.get("id", 2), kind=kind, facts=declared_facts,
+        pack=pack, line=lines.get("id", 2), kind=kind, facts=declared_facts, literals=cached_literals or [],
     )
 
 

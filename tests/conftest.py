@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import runpy
 import subprocess
+import tempfile
 import sys
 import threading
 from pathlib import Path
@@ -13,6 +14,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+
+# The rule cache of this test session (and of the subprocesses it starts) lives in a fresh folder:
+# no state leaks in from earlier runs, and nothing is left in the user's ~/.cache.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="explainer-test-cache-")
 
 
 def raise_fixture(relative: str) -> BaseException:
