@@ -72,13 +72,16 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
         diagnosis.facts["input_line"] = found.line
         _merge_ranks(diagnosis, found.ranks)
         seen[key] = diagnosis
-    if not seen and head.strip() and head.count("\n") <= BARE_MESSAGE_LINES and len(head) < BLOCK_CHARS:
+    if seen:
+        # Several ranks' streams finish at different times: report in the order errors began.
+        return sorted(seen.values(), key=lambda d: d.facts.get("input_line", 0))
+    if head.strip() and head.count("\n") <= BARE_MESSAGE_LINES and len(head) < BLOCK_CHARS:
         text = head.strip().strip("`").strip()
         if text:
             diagnosis = explain_text(text)
             if diagnosis.rule is not None:
                 return [diagnosis]
-    return list(seen.values())
+    return []
 
 
 def _merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:

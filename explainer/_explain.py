@@ -47,7 +47,7 @@ def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: Ru
         records = outer_records if candidate is exc else walk_traceback(candidate.__traceback__)
         embedded = split_embedded(text)
         if embedded is not None:
-            diagnosis = _explain_embedded(embedded, text, rulebase)
+            diagnosis = _explain_embedded(embedded, text, rulebase, fallback=user_location(records))
             if diagnosis is not None:
                 return diagnosis
         found = rulebase.match(text)
@@ -62,7 +62,7 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
     rulebase = rulebase or default_rulebase()
     embedded = split_embedded(text)
     if embedded is not None:
-        diagnosis = _explain_embedded(embedded, text, rulebase)
+        diagnosis = _explain_embedded(embedded, text, rulebase, fallback=location)
         if diagnosis is not None:
             return diagnosis
     found = rulebase.match(text)
@@ -71,16 +71,19 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
     return _diagnose(found, text, [], None, extra_facts=extra_facts, location=location)
 
 
-def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: RuleBase) -> Diagnosis | None:
+def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: RuleBase,
+                      fallback: Location | None = None) -> Diagnosis | None:
     """A DataLoader worker's re-raise: explain the original error, at the Dataset's line.
 
     The wrapper's own text (with the worker's traceback) wins only when its rule is more specific,
-    i.e. has a higher priority: that is how a collate failure beats the generic stack rule.
+    i.e. has a higher priority: that is how a collate failure beats the generic stack rule. When the
+    worker's traceback holds no user code (collate is torch's), the location is the main process's
+    user frame (the `for batch in loader:` line), given as fallback.
     """
     head, inner = embedded
     worker = WORKER_RE.search(head)
     facts = {"dataloader_worker": int(worker.group("worker"))} if worker else {}
-    location = inner.location()
+    location = inner.location() or fallback
     inner_match = rulebase.match(inner.text)
     wrapper_match = rulebase.match(text)
     if wrapper_match is not None and (inner_match is None or wrapper_match.rule.priority > inner_match.rule.priority):

@@ -38,7 +38,7 @@ class _Style:
 def render_text(diagnosis: Diagnosis, *, colour: bool = False) -> str:
     style = _Style(colour)
     if diagnosis.rule is None:
-        return style("2", f"torch-explainer: {diagnosis.title.lower()} ({_first_line(diagnosis.error)[:120]}).") + "\n"
+        return style("2", f"torch-explainer: {diagnosis.title.lower()} ({_cap(_first_line(diagnosis.error), 120)}).") + "\n"
     lines = [
         style("1;35", "torch-explainer") + " " + style("2", f"[{diagnosis.rule}]") + " " + style("1", diagnosis.title),
         "  " + _cap(diagnosis.summary),
@@ -81,8 +81,8 @@ def _describe(culprit: dict[str, Any]) -> str:
     return _cap(f"{text}  ({note})" if note else text)
 
 
-def _cap(text: str) -> str:
-    return text if len(text) <= MAX_FIELD else text[: MAX_FIELD - 1] + "…"
+def _cap(text: str, limit: int = MAX_FIELD) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _first_line(text: str) -> str:

@@ -6,7 +6,7 @@ Findings print as `file:line: rule ID: message` so editors and CI logs link to t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
@@ -18,8 +18,8 @@ from ._errors import RuleError
 from ._packs import PACK_FILE, RESERVED_PREFIXES, Pack, discover_packs, display_path
 from ._rulebase import MATCH_TIMEOUT_S, RuleBase, build_rulebase, match_rule
 from ._templates import TemplateProblem, template_fields
-from ._rules import (COMMON_FACTS, FRONT_MATTER_RE, ID_RE, Example, Rule, _field_lines,
-                     builtin_rules_dir)
+from ._rules import (COMMON_FACTS, FRONT_MATTER_RE, ID_RE, KINDS, KNOWN_FIELDS, Example, Rule, _display,
+                     _field_lines, builtin_rules_dir, rule_files)
 
 
 @dataclass
@@ -49,7 +49,16 @@ class Scope:
 
     rulebase: RuleBase
     subjects: list[Rule]
-    problems: list[Finding]  # load problems inside the scope, all of them
+    problems: list[Finding]  # problems in scope that keep rules from loading or from being tested
+    runbook: list[Finding] = field(default_factory=list)  # runbook text problems: `check` reports them
+
+
+# Runbook pages share these sections, so every page reads the same way (runbooks/shape/matmul.md).
+SECTIONS = ("What it means", "Likely causes", "How to confirm", "Fix")
+# Problems build_rulebase finds between files, after loading; check recomputes duplicates over
+# every file, loaded or not, so that one run reports them all.
+_DUPLICATE = "duplicate id:"
+_OUTSIDE_PREFIX = "id does not start with the pack's prefix"
 
 
 def load_scope(paths: Iterable[str] = ()) -> Scope:
@@ -78,16 +87,57 @@ def load_scope(paths: Iterable[str] = ()) -> Scope:
         return not paths or any(_under(Path(file), p) or display_path(p) in text for p in paths)
 
     subjects = [r for r in rulebase.rules if in_scope(r.file)]
+    load_errors: dict[str, RuleError] = {}
     for problem in rulebase.problems:
+        if problem.message.startswith(_DUPLICATE):
+            continue
         if in_scope(problem.file, problem.message):
             findings.append(from_error(problem))
-            if problem.line is not None and Path(problem.file).suffix == ".md":
-                findings.extend(_more_problems(Path(problem.file), problem, probes))
-    pack_of = {p.prefix: p for p in rulebase.packs}
-    for rule in subjects:
-        if rule.pack in pack_of:
-            findings.extend(_missing_sources(rule, pack_of[rule.pack]))
-    return Scope(rulebase, subjects, findings)
+        if not problem.message.startswith(_OUTSIDE_PREFIX):
+            load_errors.setdefault(problem.file, problem)
+    loaded = {r.file: r for r in rulebase.rules}
+    runbook: list[Finding] = []
+    first_file: dict[str, str] = {}  # id -> the file that defines it first, in the order rules load
+    for path, shown, pack in _files_in_load_order(rulebase, builtin):
+        rule, error, wanted = loaded.get(shown), load_errors.get(shown), in_scope(shown)
+        page = _read_page(path) if wanted or rule is None else None
+        if rule is not None:
+            rule_id, line = rule.id, rule.line
+            if wanted and pack is not None:
+                findings.extend(_missing_sources(rule.file, rule.id, rule.line, _rule_sources(rule),
+                                                 rule.fixture, pack))
+        else:
+            rule_id, line = _raw_id(page), (page.lines.get("id", 2) if page else None)
+            if wanted and page is not None and page.data is not None:
+                if error is not None:
+                    findings.extend(_field_problems(page, error, probes))
+                if pack is not None:
+                    findings.extend(_missing_sources(shown, rule_id, line, _raw_sources(page),
+                                                     page.data.get("fixture"), pack))
+        if wanted and page is not None and page.body.strip():
+            runbook.extend(_missing_sections(page, shown, rule_id))
+        if rule is None and rule_id is not None and pack is not None and not rule_id.startswith(pack.prefix + "."):
+            if wanted and error is not None:  # without a load error, build_rulebase reported it
+                findings.append(_outside_prefix(shown, line, rule_id, pack))
+            continue  # never loaded, as a rule outside its prefix never is
+        if rule_id is None:
+            continue
+        if rule_id in first_file:
+            if wanted:
+                findings.append(Finding(shown, line, rule_id, f"id: {_DUPLICATE} also defined in {first_file[rule_id]}",
+                                        hint="ids are unique across the built-in rules and every pack: rename one"))
+        else:
+            first_file[rule_id] = shown
+    return Scope(rulebase, subjects, findings, runbook)
+
+
+def _files_in_load_order(rulebase: RuleBase, builtin: Path):
+    """(path, file as rules and problems show it, its team pack or None), in the order build_rulebase loads."""
+    for pack in rulebase.packs:
+        for path in rule_files(pack.folder):
+            yield path, _display(path, Path.cwd()), pack
+    for path in rule_files(builtin):
+        yield path, _display(path, None), None
 
 
 def _under(path: Path, folder: Path) -> bool:
@@ -106,70 +156,193 @@ def _pack_folder(path: Path) -> Path | None:
     return None
 
 
-def _more_problems(path: Path, first: RuleError, probes) -> list[Finding]:
-    """The loader stops at a file's first problem; look at patterns, probes and templates one by one."""
+@dataclass
+class _Page:
+    """A rule file read without validation: its front matter (None when unreadable) and body."""
+
+    data: dict | None
+    lines: dict[str, int]  # field -> line in the file, as the loader numbers them
+    body: str
+    body_line: int  # where the body starts (the closing '---' when nothing follows it)
+
+
+def _read_page(path: Path) -> _Page | None:
     try:
-        match = FRONT_MATTER_RE.match(path.read_text(encoding="utf-8"))
-        data = yaml.safe_load(match.group(1)) if match else None
-        lines = {k: v + 2 for k, v in _field_lines(yaml.compose(match.group(1), Loader=yaml.SafeLoader)).items()}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return []
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    match = FRONT_MATTER_RE.match(text)
+    if not match:
+        return None
+    body_line = text.count("\n", 0, match.start(2)) + (1 if match.start(2) < len(text) else 0)
+    try:
+        data = yaml.safe_load(match.group(1))
+        node = yaml.compose(match.group(1), Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return _Page(None, {}, match.group(2), body_line)
     if not isinstance(data, dict):
-        return []
-    rule_id = data.get("id") if isinstance(data.get("id"), str) else None
+        return _Page(None, {}, match.group(2), body_line)
+    # +1 for the opening '---' line, +1 because YAML marks count from zero.
+    lines = {k: v + 2 for k, v in _field_lines(node).items()}
+    return _Page(data, lines, match.group(2), body_line)
+
+
+def _raw_id(page: _Page | None) -> str | None:
+    value = page.data.get("id") if page is not None and page.data is not None else None
+    return value if isinstance(value, str) and ID_RE.match(value) else None
+
+
+def _outside_prefix(file: str, line: int | None, rule_id: str, pack: Pack) -> Finding:
+    return Finding(file, line, rule_id, f"id: {_OUTSIDE_PREFIX} '{pack.prefix}.' "
+                   f"(declared in {display_path(pack.pack_file)})",
+                   hint=f"rename it '{pack.prefix}.{rule_id.split('.', 1)[-1]}'")
+
+
+def _field_problems(page: _Page, first: RuleError, probes) -> list[Finding]:
+    """Every field problem of a file the loader refused; the loader stops at the first (`first`)."""
+    data, lines = page.data, page.lines
+    rule_id = _raw_id(page)
     found: list[Finding] = []
 
     def add(fld: str, message: str, hint: str | None = None) -> None:
-        if fld != first.field:
-            found.append(Finding(first.file, lines.get(fld), rule_id, f"{fld}: {message}", hint))
+        if fld == first.field and (fld != "id" or message == first.message):
+            return  # the loader's own report of this field
+        line = lines.get(fld, lines.get(fld.split("[")[0], 2))
+        found.append(Finding(first.file, line, rule_id, f"{fld}: {message}", hint))
 
-    def strings(fld: str) -> list[str]:
+    def strings(fld: str, required: bool = False) -> list[str]:
         value = data.get(fld)
+        if value is None:
+            if required:
+                add(fld, f"{fld} is required")
+            return []
         value = [value] if isinstance(value, str) else value
-        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            add(fld, f"{fld} must be a string or a list of strings")
+            return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+        if required and not value:
+            add(fld, f"{fld} must not be empty")
+        return value
 
+    if rule_id is None:
+        add("id", f"missing or invalid id {data.get('id')!r}",
+            "an id is a prefix and a name joined by dots, lower case: 'shape.matmul'")
+    for name in sorted(set(map(str, data)) - KNOWN_FIELDS):
+        add(name, f"unknown field {name!r}", f"known fields: {', '.join(sorted(KNOWN_FIELDS))}")
+    if data.get("category") not in CATEGORIES:
+        add("category", f"category {data.get('category')!r} is not one of {', '.join(CATEGORIES)}")
+    title = data.get("title")
+    if not isinstance(title, str) or not title.strip():
+        add("title", "a rule needs a one-line title")
+    priority = data.get("priority", 0)
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        add("priority", f"priority must be an integer, not {priority!r}")
+    kind = data.get("kind", "error")
+    if kind not in KINDS:
+        add("kind", f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    is_signal = kind == "signal"
+    if is_signal and data.get("patterns"):
+        add("patterns", "a signal rule has no patterns: it is raised from measured facts",
+            "list the facts its templates use under 'facts'")
+
+    groups: set[str] = set()
     provided = set(COMMON_FACTS) | set(strings("facts"))
-    for i, source in enumerate(strings("patterns")):
+    for i, source in enumerate(strings("patterns", required=not is_signal)):
         try:
-            provided.update(regex.compile(source).groupindex)
+            groups.update(regex.compile(source).groupindex)
         except regex.error as exc:
             add(f"patterns[{i}]", f"pattern does not compile: {exc}")
+    provided |= groups
+    compiled = not any(f.message.startswith("patterns[") for f in found) and not (
+        first.field or "").startswith("patterns")
     for i, name in enumerate(strings("probes")):
         if name in probes:
             provided.update(probes[name].provides)
         else:
-            add(f"probes[{i}]", f"unknown probe {name!r}")
+            add(f"probes[{i}]", f"unknown probe {name!r}", f"known probes: {', '.join(sorted(probes)) or 'none'}")
+    from_message = False
     for fld in ("summary", "fixes"):
-        for i, source in enumerate(strings(fld)):
+        for i, source in enumerate(strings(fld, required=fld == "summary")):
             try:
-                missing = sorted(template_fields(source) - provided)
+                used = template_fields(source)
             except TemplateProblem as exc:
                 add(f"{fld}[{i}]", f"template does not parse: {exc}")
+                from_message = True  # its fields are unknown: no claim about the others
                 continue
-            if missing:
-                add(f"{fld}[{i}]", f"template uses {', '.join(missing)}, which no pattern group or probe provides")
+            from_message |= fld == "summary" and used <= set(COMMON_FACTS) | groups
+            missing = sorted(used - provided)
+            if missing and compiled:  # else the missing groups may be in the pattern that failed
+                add(f"{fld}[{i}]", f"template uses {', '.join(missing)}, which no pattern group or probe provides",
+                    f"available: {', '.join(sorted(provided))}")
+    if not is_signal and compiled and strings("summary") and not from_message:
+        add("summary", "no summary template can be filled from the message alone",
+            "add a last summary that uses only the patterns' named groups, for pasted messages")
+
+    for fld in ("examples", "counter_examples"):
+        value = data.get(fld)
+        if value is None or value == []:
+            if fld == "examples" and not is_signal:
+                add(fld, "at least one verbatim example message is required",
+                    "paste the message exactly as torch prints it, with its source (fixture path or URL)")
+            continue
+        if not isinstance(value, list):
+            add(fld, f"{fld} must be a list of {{message, source}} entries")
+            continue
+        for i, item in enumerate(value):
+            item = item if isinstance(item, dict) else {}
+            if not isinstance(item.get("message"), str) or not item["message"].strip():
+                add(f"{fld}[{i}]", "each entry needs a non-empty 'message'")
+            elif not isinstance(item.get("source"), str) or not item["source"].strip():
+                add(f"{fld}[{i}]", "each entry needs a 'source': the fixture script or the URL it was copied from")
+    if data.get("fixture") is not None and not isinstance(data.get("fixture"), str):
+        add("fixture", "fixture must be a path to a script, relative to the repository root")
+    strings("related")
+    strings("tags")
+    if not page.body.strip():
+        add("id", "the runbook text (the Markdown after the front matter) is empty",
+            "write what the error means, its causes, how to confirm and how to fix it")
     return found
 
 
-def _missing_sources(rule: Rule, pack: Pack) -> list[Finding]:
+def _missing_sections(page: _Page, file: str, rule_id: str | None) -> list[Finding]:
+    return [Finding(file, page.body_line, rule_id, f"runbook text: section '## {name}' is missing",
+                    hint="the runbook text has four sections, in order: " + ", ".join(f"'## {s}'" for s in SECTIONS))
+            for name in SECTIONS
+            if not re.search(rf"^##[ \t]+{re.escape(name)}[ \t]*$", page.body, re.M | re.I)]
+
+
+def _rule_sources(rule: Rule) -> list[tuple[str, int, str, int | None]]:
+    entries = [("example", i, e.source, e.line) for i, e in enumerate(rule.examples, 1)]
+    return entries + [("counter-example", i, e.source, e.line) for i, e in enumerate(rule.counter_examples, 1)]
+
+
+def _raw_sources(page: _Page) -> list[tuple[str, int, str, int | None]]:
+    entries = []
+    for fld, what in (("examples", "example"), ("counter_examples", "counter-example")):
+        value = page.data.get(fld)
+        for i, item in enumerate(value if isinstance(value, list) else []):
+            if isinstance(item, dict) and isinstance(item.get("source"), str) and item["source"].strip():
+                entries.append((what, i + 1, item["source"], page.lines.get(f"{fld}[{i}]")))
+    return entries
+
+
+def _missing_sources(file: str, rule_id: str | None, line: int | None, sources, fixture, pack: Pack) -> list[Finding]:
     """A team rule's fixture and example sources are files of its pack (or URLs)."""
     found = []
-    entries = [("example", i, e) for i, e in enumerate(rule.examples, 1)]
-    entries += [("counter-example", i, e) for i, e in enumerate(rule.counter_examples, 1)]
-    for what, number, example in entries:
-        if not example.source.startswith(("http://", "https://")) and not (pack.folder / example.source).is_file():
-            found.append(Finding(rule.file, example.line, rule.id,
-                                 f"{what} {number}: source {example.source} is not a file of the pack",
+    for what, number, source, source_line in sources:
+        if not source.startswith(("http://", "https://")) and not (pack.folder / source).is_file():
+            found.append(Finding(file, source_line, rule_id,
+                                 f"{what} {number}: source {source} is not a file of the pack",
                                  hint=f"sources are URLs or paths relative to {display_path(pack.folder)}"))
-    if rule.fixture and not (pack.folder / rule.fixture).is_file():
-        found.append(Finding(rule.file, rule.line, rule.id, f"fixture {rule.fixture} is not a file of the pack",
+    if isinstance(fixture, str) and not (pack.folder / fixture).is_file():
+        found.append(Finding(file, line, rule_id, f"fixture {fixture} is not a file of the pack",
                              hint=f"paths are relative to {display_path(pack.folder)}"))
     return found
 
 
 def run_check(scope: Scope) -> list[Finding]:
-    """Every load problem in scope (schema, patterns, templates, probes, ids, prefixes, runbook text)."""
-    return sorted(scope.problems, key=lambda f: (f.file, f.line or 0))
+    """Every problem in scope (schema, patterns, templates, probes, ids, prefixes, sources, runbook text)."""
+    return sorted(scope.problems + scope.runbook, key=lambda f: (f.file, f.line or 0))
 
 
 def run_test(scope: Scope) -> list[Finding]:

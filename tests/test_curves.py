@@ -185,3 +185,30 @@ def test_plot_marks_the_diagnosis(tmp_path, capsys):
     assert "[signal.overfitting]" in text and f"plot: {out}" in text
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert out.stat().st_size > 10_000
+
+
+def test_committed_unstable_csv_spikes_are_sharp_departures_and_best_step_is_logged():
+    history = load_history(GENERATOR.parent / "unstable.csv")
+    facts = classify(history).facts
+    assert facts["curve"] == "unstable"
+    # The early climb is a trend, and step 0 (the lowest value logged) is no spike.
+    assert facts["spike_steps"][0] > 50, facts["spike_steps"]
+    lookup = dict(zip(history.train_steps, history.train))
+    assert all(lookup[s] > 10 * facts["final_loss"] for s in facts["spike_steps"])
+    assert facts["best_step"] in history.train_steps
+
+
+def test_best_step_is_a_logged_step_for_even_blocks():
+    steps = list(range(0, 1200, 2))
+    facts = classify(History(steps, [_decay(s) for s in steps])).facts
+    assert facts["best_step"] in steps and isinstance(facts["best_step"], int)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_additive_noise_near_a_low_floor_is_healthy(seed):
+    rng = random.Random(seed)
+    steps = list(range(600))
+    losses = [0.3 + 2.0 * math.exp(-s / 100) + rng.gauss(0, 0.25) for s in steps]
+    report = classify(History(steps, losses))
+    assert report.curve == "healthy", report.facts
+    assert report.facts["spikes"] <= 1

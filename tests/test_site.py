@@ -244,3 +244,72 @@ def test_inline_text_and_nav_titles_carry_no_markup():
     assert md_text("a <b> & *c* [d](e) `f` | # {g}") == (
         r"a &lt;b&gt; &amp; \*c\* \[d\]\(e\) \`f\` \| \# \{g\}")
     assert "<" not in nav_title("</title><script>") and ">" not in nav_title("</title><script>")
+
+
+RUNBOOK_SECTIONS = ("What it means", "Likely causes", "How to confirm", "Fix")
+FENCE_RE = re.compile(r"^(`{3,}|~{3,}).*?^\1\s*$", re.S | re.M)
+
+
+def body_sections(path: Path) -> dict[str, str]:
+    """A runbook page's `## ` sections (front matter and fenced code set aside): heading -> text."""
+    text = path.read_text(encoding="utf-8").split("\n---\n", 1)[1]
+    unfenced = FENCE_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)  # same offsets as text
+    starts = [(m.start(), m.group(1).strip()) for m in re.finditer(r"^## (.+)$", unfenced, re.M)]
+    return {name: text[start:end] for (start, name), (end, _) in zip(starts, [*starts[1:], (len(text), "")])}
+
+
+def guide_files() -> list[Path]:
+    return sorted((builtin_rules_dir() / "guides").glob("*.md"))
+
+
+def rule_files() -> list[Path]:
+    return sorted(p for p in builtin_rules_dir().glob("*/*.md") if p.parent.name != "guides")
+
+
+@pytest.mark.parametrize("path", guide_files() + rule_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_guide_and_rule_source_has_the_four_runbook_sections(path):
+    sections = body_sections(path)
+    for name in RUNBOOK_SECTIONS:
+        assert name in sections, f"{path}: no '## {name}' section"
+        assert len(sections[name].split()) > 4 + name.count(" "), f"{path}: '## {name}' is empty"
+    assert re.search(r"^1\. ", sections["Likely causes"], re.M), f"{path}: likely causes are not ranked"
+
+
+def test_every_built_guide_and_rule_page_shows_the_four_sections(site):
+    _, rulebase = site
+    pages = [guide_path(p.stem) for p in guide_files()]
+    pages += [runbook_path(r.id) for r in rulebase.rules if r.pack == "builtin"]
+    for path in pages:
+        page = page_html(site, path.rstrip("/"))
+        shown = headings(page, 2)
+        for name in RUNBOOK_SECTIONS:
+            assert name in shown, f"{path}: the built page has no '{name}' heading"
+
+
+@pytest.mark.parametrize("path", rule_files(), ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_rule_fix_shows_before_and_after_code(path):
+    fix = body_sections(path)["Fix"]
+    blocks = FENCE_RE.findall(fix)
+    assert len(blocks) >= 2 or ("Before" in fix and "After" in fix), f"{path}: ## Fix needs before/after code"
+
+
+def test_a_default_build_discovers_the_repository_team_pack(tmp_path, monkeypatch):
+    """pyproject.toml's [tool.explainer] rules names fixtures/team_pack: its pages are built by default."""
+    from explainer._rulebase import reset_default_rulebase
+
+    monkeypatch.chdir(ROOT)
+    reset_default_rulebase()
+    try:
+        rulebase = default_rulebase()
+        acme = sorted(r.id for r in rulebase.rules if r.pack == "acme")
+        assert {"acme.cluster.nccl_ifname", "acme.loader.shard_corrupt", "acme.loader.shard_timeout"} <= set(acme)
+        from explainer._site import generate
+
+        result = generate(tmp_path / "work", tmp_path / "html")
+        for rule_id in acme:
+            assert (result.docs / "rules" / f"{rule_id}.md").is_file(), f"{rule_id} has no page in a default build"
+        assert (result.docs / "pack" / "acme" / "index.md").is_file()
+        nav = yaml.safe_load(result.config.read_text(encoding="utf-8"))["nav"]
+        assert any("Team rules" in entry for entry in nav if isinstance(entry, dict))
+    finally:
+        reset_default_rulebase()

@@ -22,8 +22,13 @@ TEAM_PACK = ROOT / "fixtures" / "team_pack"
 
 
 @pytest.fixture(autouse=True)
-def _fresh_rulebase():
-    """Each test discovers packs anew; pack probes and modules do not leak into other tests."""
+def _fresh_rulebase(tmp_path_factory, monkeypatch):
+    """Each test discovers packs anew; pack probes and modules do not leak into other tests.
+
+    Tests work outside the checkout, whose pyproject.toml names the example pack: each test
+    chooses its own packs.
+    """
+    monkeypatch.chdir(tmp_path_factory.mktemp("cwd"))
     probes, modules = dict(load_builtin_probes()), set(sys.modules)
     reset_default_rulebase()
     yield
@@ -35,8 +40,12 @@ def _fresh_rulebase():
             del sys.modules[name]
 
 
+RUNBOOK = ("## What it means\n\nA team rule.\n\n## Likely causes\n\n1. A cause.\n\n"
+           "## How to confirm\n\nA check.\n\n## Fix\n\nA fix.\n")
+
+
 def rule_md(rule_id: str, pattern: str, example: str, *, priority: int = 0, extra: str = "",
-            body: str = "## What it means\n\nA team rule.\n") -> str:
+            body: str = RUNBOOK) -> str:
     """A valid rule file; extra is inserted as front-matter lines before the examples."""
     return (f"---\nid: {rule_id}\ncategory: other\ntitle: Team rule {rule_id}\npriority: {priority}\n"
             f"patterns:\n  - '{pattern}'\nsummary:\n  - \"Matched {rule_id}.\"\n{extra}"
@@ -267,7 +276,8 @@ def test_example_pack_probes_name_the_in_house_objects(monkeypatch):
 def test_broken_team_rule_is_skipped_in_one_line_and_builtin_rules_still_work(tmp_path):
     pack = write_pack(tmp_path / "team", "acme", {"x.md": rule_md("acme.x", "XError: (unclosed", "XError: x"),
                                                   "y.md": rule_md("acme.y", "YError: y", "YError: y")})
-    result = run_explainer("fixtures/shape/linear_in_features.py", env={"EXPLAINER_RULES": str(pack)})
+    result = run_explainer(str(ROOT / "fixtures/shape/linear_in_features.py"), env={"EXPLAINER_RULES": str(pack)},
+                           cwd=Path.cwd())
     assert result.returncode == 1
     assert "torch-explainer [shape.matmul]" in result.stderr
     notices = [line for line in result.stderr.splitlines() if "broken team rule" in line]
@@ -284,7 +294,7 @@ def test_catastrophic_team_pattern_cannot_hang_the_hook(tmp_path):
     script = tmp_path / "long_message.py"
     script.write_text('raise ValueError("a" * 5000 + "b")\n')
     started = time.monotonic()
-    result = run_explainer(str(script), env={"EXPLAINER_RULES": str(pack)}, timeout=60)
+    result = run_explainer(str(script), env={"EXPLAINER_RULES": str(pack)}, cwd=Path.cwd(), timeout=60)
     elapsed = time.monotonic() - started
     assert result.returncode == 1
     assert "ValueError: aaaa" in result.stderr  # Python's own traceback is intact

@@ -8,8 +8,8 @@ import math
 import re
 from typing import Any
 
-from .._inspect import (MISSING, FrameRecord, child_modules, describe_module, describe_tensor, failing_expression,
-                        format_shape, innermost_user_frame, is_module, is_tensor, module_frames, module_repr,
+from .._inspect import (MISSING, FrameRecord, Operand, child_modules, describe_module, describe_tensor,
+                        failing_expression, format_shape, innermost_user_frame, is_module, is_tensor, module_frames, module_repr,
                         name_module, resolve, resolve_text, safe_getattr, tensor_facts, user_frames)
 from . import Evidence, ProbeContext, probe
 
@@ -815,4 +815,237 @@ def attention_operands(ctx: ProbeContext) -> Evidence | None:
             facts["layer_fix"] = f"nn.{type(layer).__name__}(d_model={got}, nhead={fitting}{suffix})"
     if isinstance(embed_dim, int) and got and got != embed_dim:
         facts["projection_fix"] = f"nn.Linear({got}, {embed_dim})"
+    return Evidence(facts, culprits)
+
+
+# --- batched matmul --------------------------------------------------------------------------------
+
+def _wrapped(text: str) -> str:
+    return text if re.fullmatch(r"[\w.]+", text) else f"({text})"
+
+
+@probe("bmm_operands", provides=(
+    "left_name", "left_shape", "right_name", "right_shape", "call", "fixed_call", "fixed_shape", "batch_fix"))
+def bmm_operands(ctx: ProbeContext) -> Evidence | None:
+    """Both operands of a failing `a @ b` / torch.bmm / torch.matmul, and the transpose that makes them fit."""
+    record, expr = _user_expression(ctx)
+    if expr is None or expr.kind not in ("binop", "call"):
+        return None
+    operands = list(expr.operands)
+    method = None
+    if expr.kind == "call" and expr.callee is not None and "." in expr.callee.text:
+        base, method = expr.callee.text.rsplit(".", 1)
+        receiver = resolve_text(base, record.namespace())
+        if is_tensor(receiver):
+            operands = [Operand(base, receiver)] + operands
+    tensors = [op for op in operands if is_tensor(op.value)][-2:]
+    if len(tensors) < 2:
+        return None
+    left, right = tensors
+    sl, sr = _shape(left.value), _shape(right.value)
+    facts: dict[str, Any] = {"left_name": left.text, "left_shape": format_shape(sl), "right_name": right.text,
+                             "right_shape": format_shape(sr), "call": expr.text}
+    culprits = [describe_tensor(left.text, left.value), describe_tensor(right.text, right.value)]
+    if len(sl) >= 2 and len(sr) >= 2:
+        if sl[:-2] != sr[:-2]:
+            facts["batch_fix"] = (f"{left.text} has batch dimensions {format_shape(sl[:-2])} and {right.text} has "
+                                  f"{format_shape(sr[:-2])}: they must be equal (or 1, with torch.matmul)")
+        elif sr[-1] == sl[-1] and sr[-2] != sl[-1]:
+            transposed = f"{_wrapped(right.text)}.transpose(-2, -1)"
+            if expr.kind == "binop":
+                fixed = f"{left.text} @ {transposed}"
+            elif method is not None and expr.callee.text == f"{left.text}.{method}":
+                fixed = f"{left.text}.{method}({transposed})"
+            else:
+                fixed = f"{expr.callee.text}({left.text}, {transposed})"
+            facts.update(fixed_call=fixed, fixed_shape=format_shape(sl[:-1] + [sr[-2]]))
+        elif sl[-2] == sr[-2] and sl[-1] != sr[-2]:
+            transposed = f"{_wrapped(left.text)}.transpose(-2, -1)"
+            fixed = (f"{transposed} @ {right.text}" if expr.kind == "binop"
+                     else f"{expr.callee.text}({transposed}, {right.text})")
+            facts.update(fixed_call=fixed, fixed_shape=format_shape(sl[:-2] + [sl[-1], sr[-1]]))
+    return Evidence(facts, culprits)
+
+
+# --- expand ----------------------------------------------------------------------------------------
+
+@probe("expand_layout", provides=("aligned_shape", "aligned_dims", "kept_target"), live=False)
+def expand_layout(ctx: ProbeContext) -> Evidence | None:
+    """From the message's Target sizes and Tensor sizes: a view of the tensor whose dimensions line up."""
+    target, sizes = _ints(ctx.facts.get("target_sizes", "")), _ints(ctx.facts.get("tensor_sizes", ""))
+    if not target or not sizes or len(sizes) > len(target):
+        return None
+    facts: dict[str, Any] = {}
+    # Place each non-1 dimension of the tensor, right to left, at the rightmost equal target size.
+    placed: dict[int, int] = {}
+    j = len(target) - 1
+    for size in reversed([s for s in sizes if s != 1]):
+        while j >= 0 and target[j] != size:
+            j -= 1
+        if j < 0:
+            placed = {}
+            break
+        placed[j] = size
+        j -= 1
+    if placed:
+        aligned = [placed.get(i, 1) for i in range(len(target))]
+        right_aligned = [1] * (len(target) - len(sizes)) + sizes
+        if aligned != right_aligned:
+            facts.update(aligned_shape=format_shape(aligned), aligned_dims=_dims(aligned))
+    offset = len(target) - len(sizes)
+    kept = [t if i < offset or sizes[i - offset] in (1, t) or t == -1 else -1 for i, t in enumerate(target)]
+    if kept != target:
+        facts["kept_target"] = _dims(kept)
+    return Evidence(facts) if facts else None
+
+
+@probe("expand_operand", provides=("tensor_name", "call"))
+def expand_operand(ctx: ProbeContext) -> Evidence | None:
+    """The tensor a failing `.expand(...)` / `.expand_as(...)` was called on."""
+    record, expr = _user_expression(ctx)
+    if expr is None or expr.kind != "call" or expr.callee is None or \
+            not expr.callee.text.rsplit(".", 1)[-1].startswith("expand"):
+        return None
+    name, value = _receiver(record, expr)
+    if name is None:
+        return None
+    facts = {"tensor_name": name, "call": expr.text}
+    return Evidence(facts, [describe_tensor(name, value)] if value is not MISSING else [])
+
+
+# --- normalization layers --------------------------------------------------------------------------
+
+@probe("layer_norm_fix", provides=("norm_fix", "norm_tail"), live=False)
+def layer_norm_fix(ctx: ProbeContext) -> Evidence | None:
+    """The normalized_shape the message's input would need: its last len(normalized_shape) sizes."""
+    normalized, size = _ints(ctx.facts.get("normalized_shape", "")), _ints(ctx.facts.get("input_size", ""))
+    if not normalized or len(size) < len(normalized):
+        return None
+    tail = size[-len(normalized):]
+    arg = str(tail[0]) if len(tail) == 1 else repr(tail)
+    return Evidence({"norm_fix": f"nn.LayerNorm({arg})", "norm_tail": _dims(tail)})
+
+
+def _norm_module(ctx: ProbeContext, *types: str) -> tuple[dict[str, Any], list, Any, Any]:
+    record, module = _failing_module(ctx, *types)
+    if module is None:
+        return {}, [], None, MISSING
+    _, expr = _user_expression(ctx)
+    name = _module_label(ctx, module, expr)
+    facts: dict[str, Any] = {"module": name, "module_repr": module_repr(module)}
+    culprits = [describe_module(name, module)]
+    value = _frame_tensor(record, "input")
+    if value is not MISSING:
+        input_name = _name_of(ctx, value, expr) or f"the input of {name}"
+        facts.update(input_name=input_name, input_shape=format_shape(_shape(value)))
+        culprits.append(describe_tensor(input_name, value))
+    return facts, culprits, module, value
+
+
+@probe("layer_norm_operands", provides=("module", "module_repr", "input_name", "input_shape"))
+def layer_norm_operands(ctx: ProbeContext) -> Evidence | None:
+    """The nn.LayerNorm that refused its input, and that input."""
+    facts, culprits, module, _ = _norm_module(ctx, "LayerNorm")
+    return Evidence(facts, culprits) if module is not None else None
+
+
+@probe("batchnorm_operands", provides=("module", "module_repr", "input_name", "input_shape", "bn_fix"))
+def batchnorm_operands(ctx: ProbeContext) -> Evidence | None:
+    """The BatchNorm whose num_features differs from its input's channels (dimension 1)."""
+    facts, culprits, module, value = _norm_module(ctx, "_NormBase")
+    if module is None:
+        return None
+    shape = _shape(value) if value is not MISSING else []
+    if len(shape) >= 2:
+        facts["bn_fix"] = f"nn.{type(module).__name__}({shape[1]})"
+    return Evidence(facts, culprits)
+
+
+# --- recurrent hidden state ------------------------------------------------------------------------
+
+@probe("rnn_hidden", provides=(
+    "module", "module_repr", "hidden_name", "hidden_shape", "input_name", "input_shape", "batch_dim",
+    "hidden_fix"))
+def rnn_hidden(ctx: ProbeContext) -> Evidence | None:
+    """The RNN/GRU/LSTM, the initial state it refused (h0 or c0) and a state built from the input's batch."""
+    record, module = _failing_module(ctx, "RNNBase")
+    if module is None:
+        return None
+    _, expr = _user_expression(ctx)
+    name = _module_label(ctx, module, expr)
+    facts: dict[str, Any] = {"module": name, "module_repr": module_repr(module)}
+    culprits = [describe_module(name, module)]
+    table = record.locals if isinstance(record.locals, dict) else {}
+    hx = dict.get(table, "hx", MISSING)
+    which = _ints(ctx.facts.get("which", "")) if ctx.facts.get("which") else [0]
+    if isinstance(hx, tuple) and which and which[0] < len(hx):
+        hx = hx[which[0]]
+    value = _frame_tensor(record, "input")
+    batch_first = safe_getattr(module, "batch_first") is True
+    if value is not MISSING:
+        input_name = _name_of(ctx, value, expr) or f"the input of {name}"
+        facts.update(input_name=input_name, input_shape=format_shape(_shape(value)),
+                     batch_dim=0 if batch_first else 1)
+        culprits.append(describe_tensor(input_name, value))
+        expected = _ints(ctx.facts.get("expected", ""))
+        if len(expected) == 3:
+            size = f"{input_name}.size({facts['batch_dim']})" if input_name.isidentifier() else str(expected[1])
+            facts["hidden_fix"] = f"torch.zeros({expected[0]}, {size}, {expected[2]})"
+    if is_tensor(hx):
+        hidden_name = _name_of(ctx, hx, expr) or "the initial hidden state"
+        facts.update(hidden_name=hidden_name, hidden_shape=format_shape(_shape(hx)))
+        culprits.append(describe_tensor(hidden_name, hx))
+    return Evidence(facts, culprits)
+
+
+# --- pooling ---------------------------------------------------------------------------------------
+
+@probe("pool_window", provides=("max_kernel",), live=False)
+def pool_window(ctx: ProbeContext) -> Evidence | None:
+    """The largest window that fits the message's input size (its smallest spatial dimension)."""
+    spatial = _ints(ctx.facts.get("input_spatial", ""))
+    return Evidence({"max_kernel": min(spatial)}) if spatial else None
+
+
+def _pool_output(size: int, kernel: int, stride: int, padding: int, ceil: bool) -> int:
+    span = size + 2 * padding - kernel
+    return (-(-span // stride) if ceil else span // stride) + 1
+
+
+@probe("pool_operands", provides=(
+    "module", "module_repr", "input_name", "input_shape", "kernel", "ceil_fix", "model_input", "min_input"))
+def pool_operands(ctx: ProbeContext) -> Evidence | None:
+    """The pooling layer whose window does not fit its input, and the smallest model input that would fit."""
+    facts, culprits, module, value = _norm_module(ctx, "_MaxPoolNd", "_AvgPoolNd")
+    if module is None:
+        return None
+    cls = type(module).__name__
+    rank = 3 if cls.endswith("3d") else 2 if cls.endswith("2d") else 1
+
+    def per_dim(attr: str, default: int) -> list[int]:
+        option = safe_getattr(module, attr)
+        option = default if option is MISSING or option is None or option == [] else option
+        return list(option) if isinstance(option, (tuple, list)) else [option] * rank
+
+    kernel, padding = per_dim("kernel_size", 1), per_dim("padding", 0)
+    stride = per_dim("stride", 0)
+    stride = [s or k for s, k in zip(stride, kernel)]
+    facts["kernel"] = "x".join(str(k) for k in kernel)
+    shape = _shape(value) if value is not MISSING else []
+    if len(shape) < rank or not all(isinstance(v, int) for v in kernel + stride + padding):
+        return Evidence(facts, culprits)
+    spatial = shape[-rank:]
+    if all(_pool_output(n, k, s, p, True) >= 1 for n, k, s, p in zip(spatial, kernel, stride, padding)):
+        facts["ceil_fix"] = f"nn.{cls}({_compact(tuple(kernel))}, ceil_mode=True)"
+    # The model's own input (the user's failing call) and how much the network shrank it before this layer.
+    _, expr = _user_expression(ctx)
+    if expr is not None and expr.kind == "call":
+        first = next((op for op in expr.operands if is_tensor(op.value)), None)
+        outer = _shape(first.value) if first is not None else []
+        if first is not None and first.value is not value and len(outer) == len(shape):
+            scales = [o // n for o, n in zip(outer[-rank:], spatial) if n and o % n == 0]
+            if len(scales) == rank:
+                needed = [sc * (k - 2 * p) for sc, k, p in zip(scales, kernel, padding)]
+                facts["model_input"] = first.text
+                facts["min_input"] = "x".join(str(n) for n in needed)
     return Evidence(facts, culprits)

@@ -1,0 +1,37 @@
+"""The explain pipeline's own behaviour: where a diagnosis points, ordering, and honest fallbacks."""
+
+from __future__ import annotations
+
+import io
+
+import explainer
+from explainer._cli_explain import explain_stream
+from explainer._render import render_text
+
+from conftest import raise_fixture
+
+
+def test_worker_error_without_user_frames_points_at_the_loop_in_the_main_process():
+    diagnosis = explainer.explain(raise_fixture("fixtures/data/collate_variable_length.py"))
+    assert diagnosis.rule == "data.collate_variable_length"
+    assert diagnosis.location is not None
+    assert diagnosis.location.code == "for batch in loader:"
+
+
+def test_log_errors_are_reported_in_the_order_they_began():
+    log = "".join([
+        "[rank1]: Traceback (most recent call last):\n",
+        '[rank1]:   File "/home/u/train.py", line 9, in <module>\n',
+        "[rank0]: RuntimeError: mat1 and mat2 shapes cannot be multiplied (8x3 and 4x2)\n",
+        "epoch 1 loss 0.3\n",
+        "[rank1]: RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+        "cuda:0 and cpu!\n",
+    ])
+    lines = [d.facts["input_line"] for d in explain_stream(io.StringIO(log))]
+    assert lines == sorted(lines) and len(lines) == 2
+
+
+def test_unknown_error_line_is_cut_with_an_ellipsis():
+    message = "RuntimeError: something torch has no rule for " + "x" * 300
+    text = render_text(explainer.explain_text(message))
+    assert "…" in text and "x" * 200 not in text
