@@ -6,6 +6,8 @@ Findings print as `file:line: rule ID: message` so editors and CI logs link to t
 from __future__ import annotations
 
 import re
+import re._constants as _sre
+import re._parser as _sre_parser
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -395,7 +397,8 @@ def _timeout(rule: Rule, example: Example, what: str) -> Finding:
 
 # --- scaffolding -------------------------------------------------------------------------------
 
-TYPE_PREFIX_RE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt|Exit)): \S")
+# 'ErrorType: message': a dotted class name, capitalised or named like an exception.
+TYPE_PREFIX_RE = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:_*[A-Z]\w*|\w*(?:Error|Exception|Warning|Interrupt|Exit))): \S")
 
 
 class ScaffoldError(Exception):
@@ -417,11 +420,10 @@ def scaffold(rule_id: str, pattern: str, *, example: str | None = None, category
     except regex.error as exc:
         raise ScaffoldError(f"--match does not compile: {exc}") from None
     if example is None:
-        example = _literal(pattern)
-        if example is None or not TYPE_PREFIX_RE.match(example):
-            raise ScaffoldError("pass --example with a message exactly as it prints ('ErrorType: message'): "
-                                "an example can only be derived from a pattern that is that whole line, "
-                                "literally")
+        example = derive_example(pattern)
+        if example is None:
+            raise ScaffoldError("cannot make up a message that --match finds as the last traceback line "
+                                "('ErrorType: message'): pass --example with a message exactly as it prints")
     if compiled.search(example) is None:
         raise ScaffoldError(f"--match does not match the example {example!r}")
     if not TYPE_PREFIX_RE.match(example):
@@ -465,22 +467,109 @@ def _target_folder(prefix: str, folder: Path | None, packs: list[Pack]) -> Path:
     return folder
 
 
-def _literal(pattern: str) -> str | None:
-    """The text a pattern matches when it is a plain string (escapes allowed), else None."""
-    out, i = [], 0
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            if i + 1 >= len(pattern) or pattern[i + 1].isalnum():
-                return None
-            out.append(pattern[i + 1])
-            i += 2
-            continue
-        if char in ".^$*+?{}[]|()":
-            return None
-        out.append(char)
-        i += 1
-    return "".join(out)
+def derive_example(pattern: str) -> str | None:
+    """A message `pattern` finds, as the last traceback line: 'ErrorType: message', or None.
+
+    A message without an exception type is raised as a RuntimeError, when the pattern still finds it.
+    """
+    try:
+        text = _Shortest().walk(_sre_parser.parse(pattern))
+        compiled = regex.compile(pattern)
+    except (re.error, regex.error, _Unsupported, RecursionError):
+        return None  # regex-only syntax (\p{..}, fuzzy matching): the user gives the example
+    for candidate in (text, f"RuntimeError: {text}"):
+        if TYPE_PREFIX_RE.match(candidate) and compiled.search(candidate) is not None:
+            return candidate
+    return None
+
+
+class _Unsupported(Exception):
+    pass
+
+
+_CATEGORY_CHARS = {"DIGIT": "0", "NOT_DIGIT": "x", "SPACE": " ", "NOT_SPACE": "x", "WORD": "a", "NOT_WORD": " ",
+                   "LINEBREAK": "\n", "NOT_LINEBREAK": "x"}
+_CATEGORY_TESTS = {"DIGIT": str.isdecimal, "SPACE": str.isspace, "WORD": lambda c: c.isalnum() or c == "_",
+                   "LINEBREAK": lambda c: c == "\n"}
+# Tried in order for a negated class such as [^:\s].
+_CANDIDATE_CHARS = "xa0 _-.:/X9Z,;#@!"
+
+
+def _category(code) -> tuple[bool, str]:
+    """CATEGORY_UNI_NOT_DIGIT -> (True, 'DIGIT')."""
+    name = str(code).removeprefix("CATEGORY_").removeprefix("UNI_").removeprefix("LOC_")
+    return name.startswith("NOT_"), name.removeprefix("NOT_")
+
+
+class _Shortest:
+    """A short string a parsed pattern matches: literals as they are, \\d 0, \\w a, \\s space, \\S and . x,
+    a class's first member, repeats at least once, the first alternative; anchors and lookarounds add
+    nothing (derive_example checks the result with the real pattern)."""
+
+    def __init__(self) -> None:
+        self.groups: dict[int, str] = {}
+
+    def walk(self, items) -> str:
+        return "".join(self.item(op, av) for op, av in items)
+
+    def item(self, op, av) -> str:
+        if op is _sre.LITERAL:
+            return chr(av)
+        if op is _sre.NOT_LITERAL:
+            return "y" if chr(av) == "x" else "x"
+        if op is _sre.ANY:
+            return "x"
+        if op is _sre.IN:
+            return self.member(av)
+        if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT, _sre.POSSESSIVE_REPEAT):
+            low, high, sub = av
+            return self.walk(sub) * max(low, min(1, high))
+        if op is _sre.SUBPATTERN:
+            group, _add_flags, _del_flags, sub = av
+            text = self.walk(sub)
+            if group is not None:
+                self.groups[group] = text
+            return text
+        if op is _sre.ATOMIC_GROUP:
+            return self.walk(av)
+        if op is _sre.BRANCH:
+            return self.walk(av[1][0])
+        if op is _sre.GROUPREF:
+            return self.groups.get(av, "")
+        if op is _sre.GROUPREF_EXISTS:
+            group, yes, no = av
+            return self.walk(yes) if group in self.groups else self.walk(no or [])
+        if op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
+            return ""
+        raise _Unsupported(str(op))
+
+    def member(self, items) -> str:
+        if items and items[0][0] is _sre.NEGATE:
+            for char in _CANDIDATE_CHARS:
+                if not self.contains(items[1:], char):
+                    return char
+            raise _Unsupported("negated class")
+        op, av = items[0]
+        if op is _sre.LITERAL:
+            return chr(av)
+        if op in (_sre.RANGE, _sre.RANGE_UNI_IGNORE):
+            return chr(av[0])
+        if op is _sre.CATEGORY:
+            negated, name = _category(av)
+            return _CATEGORY_CHARS["NOT_" + name if negated else name]
+        raise _Unsupported(str(op))
+
+    def contains(self, items, char: str) -> bool:
+        for op, av in items:
+            if op is _sre.LITERAL and chr(av) == char:
+                return True
+            if op in (_sre.RANGE, _sre.RANGE_UNI_IGNORE) and av[0] <= ord(char) <= av[1]:
+                return True
+            if op is _sre.CATEGORY:
+                negated, name = _category(av)
+                if _CATEGORY_TESTS[name](char) != negated:
+                    return True
+        return False
 
 
 def _repro_script(rule_id: str, example: str) -> str:
@@ -488,7 +577,7 @@ def _repro_script(rule_id: str, example: str) -> str:
     module, _, name = type_name.rpartition(".")
     import builtins
 
-    if not module and isinstance(getattr(builtins, name, None), type):
+    if not module and _prints_verbatim(getattr(builtins, name, None), message):
         return (f"# Raises the message of {rule_id} exactly as it prints. Replace the raise with the call\n"
                 f"# into your code that fails this way, so the example keeps being checked against it.\n"
                 f"raise {name}({message!r})\n")
@@ -497,6 +586,16 @@ def _repro_script(rule_id: str, example: str) -> str:
     return (f"# Raises the message of {rule_id} exactly as it prints. Replace this class and the raise with\n"
             f"# the call into your code that fails this way, so the example keeps being checked against it.\n"
             f"class {name}(Exception):\n{module_line}\n\nraise {name}({message!r})\n")
+
+
+def _prints_verbatim(cls, message: str) -> bool:
+    """Whether `raise cls(message)` prints 'Name: message' (KeyError quotes it, SyntaxError reformats it)."""
+    if not (isinstance(cls, type) and issubclass(cls, Exception)) or issubclass(cls, SyntaxError):
+        return False
+    try:
+        return str(cls(message)) == message
+    except Exception:  # noqa: BLE001 - e.g. UnicodeDecodeError needs five arguments
+        return False
 
 
 _BODY = """## What it means

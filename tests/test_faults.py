@@ -115,3 +115,44 @@ def test_exception_with_hostile_str_does_not_break_the_hook():
         stream = io.StringIO()
         _hook.report(exc, exc.__traceback__, stream)
     assert stream.getvalue().count("\n") == 1
+
+
+SHUTDOWN_SCRIPT = '''
+import threading, time
+import torch
+{install}
+
+class Noisy:
+    def __del__(self):
+        raise RuntimeError("__del__ at interpreter shutdown")
+
+keep = Noisy()
+
+def late():
+    time.sleep(0.3)
+    torch.nn.Linear(2, 1)(torch.zeros(1, 3))
+
+threading.Thread(target=late, name="late").start()
+torch.nn.Linear(4, 2)(torch.zeros(3, 5))
+'''
+
+
+def test_errors_during_interpreter_shutdown_behave(tmp_path):
+    from conftest import ROOT, run_python
+
+    plain_script = tmp_path / "plain.py"
+    plain_script.write_text(SHUTDOWN_SCRIPT.format(install=""))
+    hooked_script = tmp_path / "hooked.py"
+    hooked_script.write_text(SHUTDOWN_SCRIPT.format(install="import explainer\nexplainer.install()"))
+    plain = run_python(str(plain_script), env={"PYTHONPATH": str(ROOT)})
+    hooked = run_python(str(hooked_script), env={"PYTHONPATH": str(ROOT)})
+    assert plain.returncode == hooked.returncode == 1
+    assert "Exception in thread late" in hooked.stderr and "Exception ignored in" in hooked.stderr
+    assert hooked.stderr.count("torch-explainer [shape.matmul]") == 2
+    assert "internal error" not in hooked.stderr
+    # Python's own reports are all there, in the same order, unchanged.
+    position = 0
+    for block in plain.stderr.replace(str(plain_script), str(hooked_script)).split("\n\n"):
+        found = hooked.stderr.find(block.strip().splitlines()[0], position) if block.strip() else position
+        assert found >= 0, f"missing from the hooked run: {block[:200]!r}"
+        position = found

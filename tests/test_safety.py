@@ -158,3 +158,32 @@ def test_tensor_values_never_appear_in_any_format(values):
     text = render_text(diagnosis) + diagnosis.to_json()
     for marker in ("424242", "9191", "9192"):
         assert marker not in text
+
+
+def test_templates_cannot_reach_python_internals():
+    from explainer._templates import render
+
+    facts = {"message": "RuntimeError: x", "n": 3}
+    for hostile in ("{{ message.__class__.__mro__[1].__subclasses__() }}",
+                    "{{ ''.__class__.__base__.__subclasses__() }}",
+                    "{{ n.__class__.__init__.__globals__ }}",
+                    "{% for c in ().__class__.__base__.__subclasses__() %}{{ c }}{% endfor %}"):
+        assert render(hostile, facts) in (None, ""), hostile
+
+
+def test_explaining_opens_no_network_connection(monkeypatch):
+    import socket
+
+    from conftest import raise_fixture
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the explainer tried to open a network connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    for fixture in ("fixtures/shape/linear_in_features.py", "fixtures/device/input_not_moved.py",
+                    "fixtures/dtype/linear_double_numpy.py"):
+        diagnosis = explainer.explain(raise_fixture(fixture))
+        assert diagnosis.rule is not None
+    assert explainer.explain_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB").rule

@@ -7,13 +7,18 @@ fixed bounds (objects visited, graph nodes walked, seconds spent), and nothing i
 
 from __future__ import annotations
 
+import ast
+import linecache
+import math
+import os
 import re
 import sys
+import textwrap
 import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from .._inspect import (FrameRecord, child_modules, describe_tensor, failing_expression, format_shape,
+from .._inspect import (MISSING, FrameRecord, child_modules, describe_tensor, failing_expression, format_shape,
                         innermost_user_frame, is_module, is_tensor, safe_getattr, user_frames)
 from . import Evidence, ProbeContext, probe
 
@@ -26,6 +31,8 @@ TOP_TENSORS = 3
 FRAGMENTATION_SHARE = 0.10  # reserved-but-unallocated above this share of the GPU is fragmentation
 BATCH_NAMES = ("inputs", "input", "images", "x", "batch", "data", "features", "tokens", "input_ids", "xb", "imgs")
 EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
+LEAK_SHARE = 0.05           # beside an impossible request, a leak matters only above this share of the memory
+MAX_DIM_DIGITS = 30         # size arithmetic is recomputed only on ints this small
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\s*$")
 # torch prints these with binary multiples even where it writes "MB"/"GB" (the MPS allocator).
@@ -272,12 +279,15 @@ def oom_numbers(ctx: ProbeContext) -> Evidence | None:
 
 
 @probe("memory_live", provides=("largest_name", "largest_size", "largest_shape", "batch_name", "batch_size",
-                                "fit_batch", "leak_name", "leak_count", "leak_nodes", "leak_saved_size",
-                                "leak_saved_bytes", "eval_name", "eval_model", "available_size",
-                                "cuda_peak_size"))
+                                "fit_batch", "no_batch_fits", "leak_name", "leak_count", "leak_nodes",
+                                "leak_saved_size", "leak_saved_bytes", "leak_append", "leak_keep", "eval_name",
+                                "eval_model", "eval_without_no_grad", "eval_function", "available_size",
+                                "cuda_peak_size", "impossible_size", "memory_total_size", "memory_kind",
+                                "total_multiple", "size_call", "size_names", "size_shape", "size_elements"))
 def memory_live(ctx: ProbeContext) -> Evidence | None:
     """The largest live tensors, the batch size and one that would fit, lists that keep graphs alive,
-    outputs still recording autograd during evaluation, and the CUDA allocator's own statistics."""
+    outputs still recording autograd during evaluation, a request larger than the whole memory (with
+    the shape arithmetic behind it), and the CUDA allocator's own statistics."""
     facts: dict[str, Any] = {}
     culprits: list[dict[str, Any]] = []
     budget = Budget()
@@ -292,11 +302,16 @@ def memory_live(ctx: ProbeContext) -> Evidence | None:
         path, tensor, nbytes = largest[0]
         facts.update(largest_name=path, largest_size=format_size(nbytes), largest_shape=format_shape(tensor.shape))
 
+    impossible = _impossible(ctx)
+    facts.update(impossible)
     leaks = find_leaks(ctx.records, Budget())
-    if leaks:
+    total = impossible.get("_total_bytes")
+    # Beside a request no memory could serve, a small leak is noise, not the cause.
+    if leaks and (total is None or leaks[0].saved >= LEAK_SHARE * total):
         leak = leaks[0]
         facts.update(leak_name=leak.path, leak_count=leak.count, leak_nodes=leak.nodes,
                      leak_saved_bytes=leak.saved, leak_saved_size=format_size(leak.saved))
+        facts.update(_leak_append(ctx.records, leak.path))
         culprits.insert(0, {"name": leak.path, "kind": "list", "length": leak.length,
                             "tensors_with_grad_fn": leak.count, "graph_nodes": leak.nodes,
                             "saved_tensor_bytes": leak.saved, "complete": leak.complete})
@@ -350,8 +365,154 @@ def _fit(message: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
             out["available_size"] = format_size(free)
     if free is None or requested <= free:
         return out
-    out["fit_batch"] = int(batch * free // requested)
+    fit = int(batch * free // requested)
+    if fit >= 1:
+        out["fit_batch"] = fit
+    else:
+        out["no_batch_fits"] = True
     return out
+
+
+def _total_ram() -> int | None:
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _impossible(ctx: ProbeContext) -> dict[str, Any]:
+    """A request larger than the whole device (the GPU's total from the message, the MPS limit, or the
+    machine's RAM for the CPU allocator): no batch size or cleanup can make it fit."""
+    message = ctx.facts
+    requested = parse_size(message.get("requested", message.get("requested_bytes")))
+    if not requested:
+        return {}
+    if "total" in message:
+        total, kind = parse_size(message.get("total")), "GPU memory"
+    elif "max_allowed" in message:
+        total, kind = parse_size(message.get("max_allowed")), "MPS memory limit"
+    else:
+        total, kind = _total_ram(), "RAM"
+    if not total or requested <= total:
+        return {"_total_bytes": total} if total else {}
+    multiple = requested / total
+    out: dict[str, Any] = {"_total_bytes": total, "impossible_size": format_size(requested),
+                           "memory_total_size": format_size(total), "memory_kind": kind,
+                           "total_multiple": f"{multiple:,.0f}" if multiple >= 10 else f"{multiple:.1f}"}
+    user = innermost_user_frame(ctx.records)
+    if user is not None:
+        out.update(_size_arithmetic(user, requested))
+    return out
+
+
+def _size_arithmetic(record: FrameRecord, requested: int) -> dict[str, Any]:
+    """The failing call's size arguments recomputed from the ints they name (pure integer arithmetic on
+    values already in the frame; nothing of the user's is called), when they account for the request."""
+    expr = failing_expression(record)
+    if expr is None or expr.kind != "call" or not expr.operands:
+        return {}
+    local_vars = record.namespace()
+    names: dict[str, int] = {}
+    dims: list[int] = []
+    for operand in expr.operands:
+        try:
+            node = ast.parse(operand.text, mode="eval").body
+        except SyntaxError:
+            return {}
+        nodes = node.elts if isinstance(node, (ast.Tuple, ast.List)) else [node]
+        for item in nodes:
+            value = _int_value(item, local_vars, names)
+            if value is None:
+                return {}
+            dims.append(value)
+    elements = math.prod(dims)
+    if not dims or not any(elements * size == requested for size in (1, 2, 4, 8, 16)):
+        return {}
+    out: dict[str, Any] = {"size_call": expr.text, "size_shape": format_shape(tuple(dims)),
+                           "size_elements": elements}
+    if names:
+        out["size_names"] = ", ".join(f"{name} = {value}" for name, value in names.items())
+    return out
+
+
+_INT_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+            ast.FloorDiv: lambda a, b: a // b if b else None, ast.Pow: lambda a, b: a ** b if 0 <= b <= 64 else None}
+
+
+def _int_value(node: ast.AST, local_vars: dict[str, Any], names: dict[str, int]) -> int | None:
+    """An int literal, a local bound to an int, or + - * // ** of those; anything else is None."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.Name):
+        try:
+            value = dict.get(local_vars, node.id, MISSING) if isinstance(local_vars, dict) else MISSING
+        except TypeError:
+            return None
+        if type(value) is not int:
+            return None
+        names[node.id] = value
+        return value
+    if isinstance(node, ast.BinOp) and type(node.op) in _INT_OPS:
+        left = _int_value(node.left, local_vars, names)
+        right = _int_value(node.right, local_vars, names)
+        if left is None or right is None:
+            return None
+        value = _INT_OPS[type(node.op)](left, right)
+        return value if value is None or len(str(abs(value))) <= MAX_DIM_DIGITS else None
+    return None
+
+
+def _leak_append(records: list[FrameRecord], path: str) -> dict[str, Any]:
+    """`path.append(expr)` as the user's code writes it, and the same call keeping no graph."""
+    root = re.split(r"[.\[]", path, maxsplit=1)[0]
+    for record in reversed(user_frames(records)):
+        local_vars = record.locals
+        if not isinstance(local_vars, dict) or root not in local_vars or record.frame is None:
+            continue
+        container = local_vars[root]
+        for call in _append_calls(record):
+            if ast.unparse(call.func.value) != path or len(call.args) != 1:
+                continue
+            appended = ast.unparse(call.args[0])
+            scalar = _all_scalars(container) if path == root else False
+            keep = f"{appended}.item()" if scalar else f"{appended}.detach()"
+            return {"leak_append": f"{path}.append({appended})", "leak_keep": f"{path}.append({keep})"}
+    return {}
+
+
+def _append_calls(record: FrameRecord) -> list[ast.Call]:
+    """The .append(...) calls in the source of the frame's function (the whole file for module code)."""
+    code = record.frame.f_code
+    lines = linecache.getlines(record.filename)
+    if not lines:
+        return []
+    if code.co_name == "<module>":
+        first, last = 1, len(lines)
+    else:
+        numbers = [line for _, _, line in code.co_lines() if line is not None]
+        first, last = code.co_firstlineno, max(numbers, default=code.co_firstlineno)
+    source = "".join(lines[first - 1:last])
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return []
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "append"]
+
+
+def _all_scalars(container: Any) -> bool:
+    if type(container) is not list or not container:
+        return False
+    torch = sys.modules["torch"]
+    with torch._C.DisableTorchFunction():
+        return all(is_tensor(item) and torch.Tensor.numel(item) == 1 for item in container[:MAX_ITEMS])
 
 
 def _available_ram() -> int | None:
@@ -366,7 +527,8 @@ def _available_ram() -> int | None:
 
 
 def _eval_outputs(records: list[FrameRecord], tensors: dict[int, tuple[str, Any, int]]) -> dict[str, Any]:
-    """An output that records a graph in a frame that is evaluating: named so, or its model in eval()."""
+    """An output that records a graph in a frame that is evaluating: named so, or its model in eval().
+    A model in eval mode (training False) is certain evidence: eval() does not turn autograd off."""
     for record in reversed(user_frames(records)):
         local_vars = record.locals
         if not isinstance(local_vars, dict):
@@ -379,9 +541,11 @@ def _eval_outputs(records: list[FrameRecord], tensors: dict[int, tuple[str, Any,
             if not is_tensor(value) or grad_fn_of(value) is None:
                 continue
             if evaluating or any(word in name.lower() for word in EVAL_WORDS):
-                out = {"eval_name": name}
+                out: dict[str, Any] = {"eval_name": name}
                 if eval_model is not None:
-                    out["eval_model"] = eval_model
+                    out.update(eval_model=eval_model, eval_without_no_grad=True)
+                    if record.name != "<module>":
+                        out["eval_function"] = record.name
                 return out
     return {}
 

@@ -968,9 +968,12 @@ def batchnorm_operands(ctx: ProbeContext) -> Evidence | None:
     "hidden_fix"))
 def rnn_hidden(ctx: ProbeContext) -> Evidence | None:
     """The RNN/GRU/LSTM, the initial state it refused (h0 or c0) and a state built from the input's batch."""
-    record, module = _failing_module(ctx, "RNNBase")
-    if module is None:
+    # The size check runs in a helper method of the same module: read the arguments from its forward.
+    found = [(r, m) for r, m in module_frames(ctx.records) if r.name == "forward" and
+             any(base.__name__ == "RNNBase" for base in type(m).__mro__)]
+    if not found:
         return None
+    record, module = found[-1]
     _, expr = _user_expression(ctx)
     name = _module_label(ctx, module, expr)
     facts: dict[str, Any] = {"module": name, "module_repr": module_repr(module)}
