@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # Subcommand name -> (module implementing add_arguments(parser) and run(args), one-line help).
@@ -50,8 +51,28 @@ def _run_script_argv(argv: list[str]) -> int:
     return run_script(argv[0], argv[1:], fmt)
 
 
+# What a shell reports for a program killed by SIGPIPE (128 + 13): `explainer rules list | head -1`.
+EXIT_BROKEN_PIPE = 141
+
+
 def main(argv: list[str] | None = None, *, module_mode: bool = False) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    status = None
+    try:
+        status = _dispatch(list(sys.argv[1:] if argv is None else argv), module_mode)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader stopped early (`| head -1`): stop quietly, as well-behaved command-line tools do.
+        # Output still buffered would fail again when Python flushes at exit, so it goes to devnull.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass  # stdout without a file descriptor (captured): nothing is flushed at exit
+        # The command's own status when it had finished, else the status of an interrupted program.
+        return EXIT_BROKEN_PIPE if status is None else status
+    return status
+
+
+def _dispatch(argv: list[str], module_mode: bool) -> int:
     rest = argv
     while rest and rest[0].startswith("--format"):
         rest = rest[2:] if rest[0] == "--format" else rest[1:]

@@ -26,8 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     new = sub.add_parser("new", help="write a rule that passes check and test, ready to edit")
     new.add_argument("rule_id", metavar="ID", help="the rule id, starting with the pack's prefix: acme.loader.timeout")
     new.add_argument("--match", required=True, metavar="REGEX", help="the pattern (regex package syntax)")
-    new.add_argument("--example", help="the message exactly as it prints ('ErrorType: message'); derived from "
-                                       "REGEX only when REGEX is that whole line, literally")
+    new.add_argument("--example", help="the message exactly as it prints ('ErrorType: message'); default: a "
+                                       "short message REGEX finds, raised by the scaffolded repro script")
     new.add_argument("--category", default="other", help="one of the categories (default: other)")
     new.add_argument("--title", help="the one-line title (default: from the id)")
     new.add_argument("--dir", type=Path, help="the pack folder (default: the discovered pack with the id's prefix)")

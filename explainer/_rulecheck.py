@@ -19,9 +19,9 @@ from ._diagnosis import CATEGORIES
 from ._errors import RuleError
 from ._packs import PACK_FILE, RESERVED_PREFIXES, Pack, discover_packs, display_path
 from ._rulebase import MATCH_TIMEOUT_S, RuleBase, build_rulebase, match_rule
-from ._templates import TemplateProblem, template_fields
 from ._rules import (COMMON_FACTS, FRONT_MATTER_RE, ID_RE, KINDS, KNOWN_FIELDS, Example, Rule, _display,
                      _field_lines, builtin_rules_dir, rule_files)
+from ._templates import TemplateProblem, template_fields
 
 
 @dataclass
@@ -310,7 +310,7 @@ def _missing_sections(page: _Page, file: str, rule_id: str | None) -> list[Findi
     return [Finding(file, page.body_line, rule_id, f"runbook text: section '## {name}' is missing",
                     hint="the runbook text has four sections, in order: " + ", ".join(f"'## {s}'" for s in SECTIONS))
             for name in SECTIONS
-            if not re.search(rf"^##[ \t]+{re.escape(name)}[ \t]*$", page.body, re.M | re.I)]
+            if not re.search(rf"^##[ \t]+{re.escape(name)}[ \t]*$", page.body, re.MULTILINE | re.IGNORECASE)]
 
 
 def _rule_sources(rule: Rule) -> list[tuple[str, int, str, int | None]]:

@@ -28,13 +28,14 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from ._config import guide_path, runbook_base, runbook_path
 from ._diagnosis import CATEGORIES, Diagnosis
 from ._errors import ExplainerError
-from ._rulebase import RuleBase, default_rulebase
+from ._rulebase import RuleBase, build_rulebase
 from ._rules import FRONT_MATTER_RE, GUIDES_DIR, Rule, builtin_rules_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE_DIR = ROOT / "site"
 DEFAULT_WORK = SITE_DIR / "build"
 DEFAULT_OUT = DEFAULT_WORK / "html"
+EXAMPLE_PACK = ROOT / "fixtures" / "team_pack"
 BUILTIN_PACK = "builtin"
 # The rule whose fixture produces the diagnosis shown on the home page (else the first with a fixture).
 HOME_RULE = "shape.matmul"
@@ -386,6 +387,18 @@ class BuildResult:
     curves: dict  # training function name -> the Curve it measured
 
 
+def site_rulebase() -> RuleBase:
+    """What the site shows: the rules in force here (built-in and every discovered team pack) and the
+    example team pack this repository ships, so that readers see a complete pack on the site."""
+    from ._packs import discover_packs
+    from ._probes import load_builtin_probes
+
+    extra = [(EXAMPLE_PACK, "the example pack in fixtures/team_pack")] if EXAMPLE_PACK.is_dir() else None
+    packs, problems = discover_packs(extra=extra)
+    return build_rulebase([("builtin", builtin_rules_dir())], load_builtin_probes(), packs=packs,
+                          pack_problems=problems)
+
+
 def generate(work: Path, out: Path, *, rulebase: RuleBase | None = None) -> BuildResult:
     """Write work/docs (every page, script and figure) and work/mkdocs.yml; return where they are."""
     if not (SITE_DIR / "mkdocs.yml").is_file():
@@ -393,7 +406,7 @@ def generate(work: Path, out: Path, *, rulebase: RuleBase | None = None) -> Buil
     missing = [name for name in ("mkdocs", "material", "matplotlib") if importlib.util.find_spec(name) is None]
     if missing:
         raise SiteError(f"{', '.join(missing)} missing: pip install -e '.[site]'")
-    rulebase = rulebase or default_rulebase()
+    rulebase = rulebase or site_rulebase()
     docs = work / "docs"
     if docs.exists():
         _empty(docs)

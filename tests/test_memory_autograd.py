@@ -71,9 +71,30 @@ def test_impossible_cpu_allocation_names_the_batch():
     assert facts["requested_bytes"] == 4_000_000_000_000 and facts["requested_size"] == "3.64 TiB"
     assert facts["batch_name"] == "points" and facts["batch_size"] == 1_000_000
     assert facts["largest_name"] == "points" and facts["largest_shape"] == "(1000000, 3)"
-    assert 0 <= facts["fit_batch"] < 1_000_000
+    assert facts.get("fit_batch", 1) >= 1, "fit_batch is omitted, never 0, when no batch fits"
+    assert diagnosis.summary.startswith("The requested size alone is impossible: 3.64 TiB is ")
     assert "points has 1000000 rows" in diagnosis.summary
     assert any("Process points in chunks" in fix for fix in diagnosis.fixes)
+
+
+def test_impossible_size_is_the_headline_over_a_small_eval_leak():
+    diagnosis = explain(raise_fixture("fixtures/memory/eval_without_no_grad.py"))
+    assert diagnosis.rule == "memory.cpu_alloc"
+    facts = diagnosis.facts
+    assert facts["impossible_size"] == "156.25 TiB" and facts["memory_kind"] == "RAM"
+    assert (facts["size_names"], facts["size_shape"]) == ("num_samples = 2560", "(6553600, 6553600)")
+    assert diagnosis.summary.startswith("The requested size alone is impossible: "
+                                        "`torch.empty(num_samples ** 2, num_samples ** 2)` with num_samples = 2560")
+    # Ten graphs of under a MiB are no cause for a 156 TiB request: not the headline, not a leak fact.
+    assert "leak_name" not in facts and "outputs holds" not in diagnosis.summary
+    assert "fit_batch" not in facts or facts["fit_batch"] >= 1
+    assert facts["leak_append"] == "outputs.append(out)" and facts["leak_keep"] == "outputs.append(out.detach())"
+    assert any("`outputs.append(out.detach())` instead of `outputs.append(out)`" in fix for fix in diagnosis.fixes)
+    assert not any("loss.item()" in fix for fix in diagnosis.fixes)
+    assert facts["eval_without_no_grad"] is True and facts["eval_function"] == "evaluate"
+    assert facts["eval_model"] == "model" and facts["eval_name"] == "out"
+    assert any(fix.startswith("Wrap the evaluation loop in `evaluate()` in `with torch.no_grad():`")
+               for fix in diagnosis.fixes)
 
 
 CADS = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.78 GiB. GPU 0 has a total capacity of "

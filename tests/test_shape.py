@@ -146,7 +146,8 @@ def test_embedding_index_reports_max_id_against_num_embeddings():
     assert culprit(d, "model.embed")["repr"] == "Embedding(1000, 32)"
     assert culprit(d, "token_ids")["shape"] == [2, 4]
     assert (d.facts["num_embeddings"], d.facts["max_index"], d.facts["out_of_range"]) == (1000, 1203, 2)
-    assert "negative_min" not in d.facts
+    assert "min_index" not in d.facts and d.facts["negative_count"] == 0
+    assert "2 ids in token_ids (2, 4) are outside that range" in d.summary and "nn.Embedding(1204, 32)" in d.summary
     assert has_fix(d, "model.embed = nn.Embedding(1204, 32)")
     # Values are reduced to numbers; the ids themselves are never shown.
     assert "507" not in d.to_json()
@@ -224,3 +225,92 @@ def test_state_dict_size_wins_over_missing_keys_in_a_mixed_message():
                "\n\tsize mismatch for fc.weight: copying a param with shape torch.Size([10, 512]) from checkpoint, "
                "the shape in current model is torch.Size([10, 256]).")
     assert explainer.explain_text(message).rule == "shape.state_dict_size"
+
+
+def test_bmm_attention_scores_suggest_transposing_the_keys():
+    d = explain_fixture("attention_scores")
+    assert d.rule == "shape.bmm"
+    assert culprit(d, "q")["shape"] == [2, 4, 8] and culprit(d, "k")["shape"] == [2, 4, 8]
+    assert (d.facts["inner"], d.facts["got_inner"]) == (8, 4)
+    assert d.fixes[0].startswith("Use `q @ k.transpose(-2, -1)` -> (2, 4, 4)")
+
+
+@pytest.mark.parametrize("message, fix", [
+    ("RuntimeError: Expected size for first two dimensions of batch2 tensor to be: [2, 1280] but got: [2, 640].",
+     "shape (2, 1280, N)"),
+    ("RuntimeError: Expected size for first two dimensions of batch2 tensor to be: [16, 40] but got: [8, 40].",
+     "both operands need 16 matrices"),
+    ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)",
+     "the layer is `nn.Linear(512, 10)`"),
+    ("RuntimeError: The expanded size of the tensor (64) must match the existing size (96) at non-singleton "
+     "dimension 1.  Target sizes: [96, 64].  Tensor sizes: [96]", "Reshape the tensor to (96, 1)"),
+    ("RuntimeError: Given normalized_shape=[1280], expected input with shape [*, 1280], but got input of "
+     "size[1, 257, 1664]", "the layer is `nn.LayerNorm(1664)`"),
+    ("RuntimeError: running_mean should contain 256 elements not 512", "`nn.BatchNorm2d(256)`"),
+    ("RuntimeError: Expected hidden[0] size (1, 32, 256), got [1, 8, 256]", "`torch.zeros(1, 32, 256)`"),
+    ("RuntimeError: Given input size: (2048x1x1). Calculated output size: (2048x-5x-5). Output size is too small",
+     "use kernel_size=1 there"),
+])
+def test_text_only_diagnoses_carry_a_working_value(message, fix):
+    d = explainer.explain_text(message)
+    assert d.rule is not None and d.rule.startswith("shape."), d.summary
+    assert has_fix(d, fix), d.fixes
+
+
+def test_matmul_text_fix_gives_way_to_the_live_one():
+    d = explain_fixture("linear_in_features")
+    assert d.fixes[0] == ("If 512 features is what x should have, build the layer for it: "
+                          "`model.encoder.fc = nn.Linear(512, 10)`.")
+    assert sum("nn.Linear(512, 10)" in fix for fix in d.fixes) == 1
+
+
+def test_expand_mask_lines_up_the_missing_dimension():
+    d = explain_fixture("expand_mask")
+    assert d.rule == "shape.expand_size"
+    assert culprit(d, "mask")["shape"] == [8, 1, 10]
+    assert d.facts["dim"] == 1 and d.facts["aligned_shape"] == "(8, 1, 1, 10)"
+    assert has_fix(d, "`mask.view(8, 1, 1, 10).expand(8, 4, 10, 10)`")
+
+
+def test_layer_norm_names_the_nested_norm_and_the_width_it_gets():
+    d = explain_fixture("layer_norm_shape")
+    assert d.rule == "shape.layer_norm_shape"
+    assert "LayerNorm((64,)" in culprit(d, "model.block.norm")["repr"]
+    assert culprit(d, "h")["shape"] == [8, 32]
+    assert has_fix(d, "`model.block.norm = nn.LayerNorm(32)`")
+    assert not has_fix(d, "If the input is right, the layer is")
+
+
+def test_batchnorm_features_uses_the_input_channels():
+    d = explain_fixture("batchnorm_features")
+    assert d.rule == "shape.batchnorm_features"
+    assert culprit(d, "model.1")["type"] == "BatchNorm2d"
+    assert d.facts["input_shape"] == "(8, 16, 8, 8)"
+    assert (d.facts["got_channels"], d.facts["num_features"]) == (16, 3)
+    assert has_fix(d, "`model.1 = nn.BatchNorm2d(16)`")
+
+
+def test_gru_hidden_state_built_for_another_batch():
+    d = explain_fixture("rnn_hidden_size")
+    assert d.rule == "shape.rnn_hidden_size"
+    assert culprit(d, "model.rnn")["repr"] == "GRU(10, 20)"
+    assert culprit(d, "self.h0")["shape"] == [1, 4, 20] and culprit(d, "x")["shape"] == [5, 8, 10]
+    assert has_fix(d, "`self.h0 = torch.zeros(1, x.size(1), 20)`")
+
+
+def test_lstm_hidden_zero_names_h0_and_the_batch_first_dimension():
+    d = explain_fixture("lstm_hidden_size")
+    assert d.rule == "shape.rnn_hidden_size"
+    assert d.facts["which"] == "[0]" and d.facts["batch_dim"] == 0
+    assert culprit(d, "h0")["shape"] == [1, 4, 20]
+    assert "hidden[0] must be (1, 8, 20), but h0 is (1, 4, 20)" in d.summary
+    assert has_fix(d, "`h0 = torch.zeros(1, x.size(0), 20)`")
+
+
+def test_pool_output_size_finds_the_pool_and_the_input_size_that_fits():
+    d = explain_fixture("pool_output_size")
+    assert d.rule == "shape.pool_output_size"
+    assert culprit(d, "model.7")["type"] == "MaxPool2d"
+    assert d.facts["input_shape"] == "(2, 16, 1, 1)"
+    assert has_fix(d, "crops would need to be at least 16x16")
+    assert has_fix(d, "`model.7 = nn.MaxPool2d(2, ceil_mode=True)`")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -240,16 +241,98 @@ def test_rules_new_writes_a_rule_that_passes_check_and_test(tmp_path, capsys):
     for action in ("check", "test"):
         assert rules_cli(capsys, action, pack)[0] == 0
 
-    # A literal pattern that is a whole message is its own verbatim example; anything else needs --example.
+    # A literal pattern that is a whole message is its own verbatim example.
     assert rules_cli(capsys, "new", "acme.index_empty", "--match", r"ValueError: shard index is empty \(0 entries\)",
                      "--dir", pack)[0] == 0
     assert exception_text(raise_fixture(str(pack / "repro" / "index_empty.py"))) == \
         "ValueError: shard index is empty (0 entries)"
-    status, out = rules_cli(capsys, "new", "acme.vague", "--match", r"worker \d+ died", "--dir", pack)
-    assert status == 2 and "pass --example" in out
+    # No message can be made up: an anchored pattern without an exception type, regex-only syntax.
+    for pattern in (r"^worker \d+ died", r"worker \p{Lu} died"):
+        status, out = rules_cli(capsys, "new", "acme.vague", "--match", pattern, "--dir", pack)
+        assert status == 2 and "pass --example" in out, out
+    assert not (pack / "vague.md").exists()
     status, out = rules_cli(capsys, "new", "acme.loader.stall", "--match", "X", "--example", "XError: X", "--dir", pack)
     assert status == 2 and "already exists" in out
     assert rules_cli(capsys, "test", pack)[0] == 0
+
+
+def test_rules_new_makes_up_the_example_from_a_pattern_with_named_groups(tmp_path, capsys):
+    pack = tmp_path / "pack"
+    status, out = rules_cli(capsys, "new", "acme.disk_full", "--match",
+                            r"DiskFull: (?P<path>\S+) has (?P<free>\d+) bytes left", "--dir", pack)
+    assert status == 0, out
+    assert "check and test: 1 rule, ok" in out
+    text = (pack / "disk_full.md").read_text()
+    assert "- message: 'DiskFull: x has 0 bytes left'\n  source: repro/disk_full.py" in text
+    assert "summary:\n- Disk full (path {{ path }}, free {{ free }})." in text
+    assert exception_text(raise_fixture(str(pack / "repro" / "disk_full.py"))) == "DiskFull: x has 0 bytes left"
+
+    # A pattern without an exception type: its message is raised as a RuntimeError. Classes, alternation,
+    # optional parts and a dotted type name each get a member.
+    status, out = rules_cli(capsys, "new", "acme.worker_died", "--match",
+                            r"worker (?P<rank>\d+) (?:died|exited)(?: with code (?P<code>-?\d+))? on [^\s:]+", "--dir", pack)
+    assert status == 0, out
+    assert exception_text(raise_fixture(str(pack / "repro" / "worker_died.py"))) == \
+        "RuntimeError: worker 0 died with code -0 on x"
+    status, out = rules_cli(capsys, "new", "acme.loader.stall", "--match",
+                            r"(?:\w+\.)*LoaderStallError: worker (?P<worker>\d+) stalled", "--dir", pack)
+    assert status == 0, out
+    assert exception_text(raise_fixture(str(pack / "repro" / "loader_stall.py"))) == \
+        "a.LoaderStallError: worker 0 stalled"
+    for action in ("check", "test"):
+        status, out = rules_cli(capsys, action, pack)
+        assert status == 0 and "3 rules, ok" in out, out
+
+
+def test_check_reports_every_kind_of_problem_in_one_run(tmp_path, capsys):
+    """The loader stops at a file's first problem; check must not make the user fix and rerun."""
+    no_fix = RUNBOOK.split("## Fix")[0]
+    pack = write_pack(tmp_path / "pack", "acme", {
+        "a.md": rule_md("acme.same", "AError: a", "AError: a"),
+        # A bad category (the loader's first problem), a duplicate id, a missing runbook section.
+        "b.md": rule_md("acme.same", "BError: b", "BError: b", body=no_fix).replace("category: other", "category: misc"),
+        # The bad file loads first: the valid one after it is the duplicate, as it is once b is fixed.
+        "c.md": rule_md("acme.twice", "CError: c", "CError: c", priority="high"),  # type: ignore[arg-type]
+        "d.md": rule_md("acme.twice", "DError: d", "DError: d"),
+        # Outside the pack's prefix, a missing fixture and an unknown probe, beside an empty title.
+        "e.md": rule_md("team.wrong", "EError: e", "EError: e", extra="probes: [nope]\nfixture: repro/e.py\n")
+        .replace("title: Team rule team.wrong", "title: ''"),
+    })
+    status, out = rules_cli(capsys, "check", pack)
+    assert status == 1
+    expected = [
+        f"{pack / 'b.md'}:3: rule acme.same: category: category 'misc' is not one of",
+        f"{pack / 'b.md'}:2: rule acme.same: id: duplicate id: also defined in {pack / 'a.md'}",
+        f"{pack / 'b.md'}:14: rule acme.same: runbook text: section '## Fix' is missing",
+        f"{pack / 'c.md'}:5: rule acme.twice: priority: priority must be an integer, not 'high'",
+        f"{pack / 'd.md'}:2: rule acme.twice: id: duplicate id: also defined in {pack / 'c.md'}",
+        f"{pack / 'e.md'}:4: rule team.wrong: title: a rule needs a one-line title",
+        (f"{pack / 'e.md'}:2: rule team.wrong: id: id does not start with the pack's prefix 'acme.' "
+         f"(declared in {pack / 'pack.yaml'})"),
+        f"{pack / 'e.md'}:10: rule team.wrong: probes[0]: unknown probe 'nope'",
+        f"{pack / 'e.md'}:2: rule team.wrong: fixture repro/e.py is not a file of the pack",
+    ]
+    for line in expected:
+        assert line in out, f"missing {line!r} in:\n{out}"
+    assert out.count("section '## ") == 1, out
+    assert "explainer rules check: 2 rules, 9 problems" in out
+
+
+def test_a_closed_stdout_ends_every_subcommand_quietly(tmp_path):
+    """`explainer rules list | head -1`: the reader is gone before the output is written."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EXPLAINER_")}
+    for argv in (["rules", "list"], ["rules", "show", "shape.matmul"], ["--help"]):
+        read_end, write_end = os.pipe()
+        child = subprocess.Popen([sys.executable, "-m", "explainer", *argv], stdout=write_end,
+                                 stderr=subprocess.PIPE, cwd=tmp_path, env=env)
+        os.close(write_end)
+        os.close(read_end)
+        _, err = child.communicate(timeout=120)
+        assert err.decode() == "", (argv, err.decode())
+        assert child.returncode in (0, 141), argv
+    # The whole output of a finished command, once read, is not affected.
+    result = run_explainer("rules", "show", "shape.matmul", cwd=tmp_path)
+    assert result.returncode == 0 and result.stdout.startswith("shape.matmul  [shape"), result.stderr
 
 
 # --- the example pack, live ------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .._inspect import (MISSING, FrameRecord, child_modules, describe_tensor, failing_expression, format_shape,
-                        innermost_user_frame, is_module, is_tensor, safe_getattr, user_frames)
+                        innermost_user_frame, is_module, is_tensor, resolve, safe_getattr, user_frames)
 from . import Evidence, ProbeContext, probe
 
 MAX_OBJECTS = 20_000       # containers and tensors visited per scan
@@ -306,12 +306,13 @@ def memory_live(ctx: ProbeContext) -> Evidence | None:
     facts.update(impossible)
     leaks = find_leaks(ctx.records, Budget())
     total = impossible.get("_total_bytes")
-    # Beside a request no memory could serve, a small leak is noise, not the cause.
-    if leaks and (total is None or leaks[0].saved >= LEAK_SHARE * total):
+    if leaks:
+        facts.update(_leak_append(ctx.records, leaks[0].path))
+    # Beside a request no memory could serve, a small leak is noise, not the cause: only its fix is kept.
+    if leaks and ("impossible_size" not in impossible or leaks[0].saved >= LEAK_SHARE * total):
         leak = leaks[0]
         facts.update(leak_name=leak.path, leak_count=leak.count, leak_nodes=leak.nodes,
                      leak_saved_bytes=leak.saved, leak_saved_size=format_size(leak.saved))
-        facts.update(_leak_append(ctx.records, leak.path))
         culprits.insert(0, {"name": leak.path, "kind": "list", "length": leak.length,
                             "tensors_with_grad_fn": leak.count, "graph_nodes": leak.nodes,
                             "saved_tensor_bytes": leak.saved, "complete": leak.complete})
@@ -336,6 +337,11 @@ def _batch(ctx: ProbeContext, tensors: dict[int, tuple[str, Any, int]]) -> dict[
     user = innermost_user_frame(ctx.records)
     expr = failing_expression(user) if user is not None else None
     if expr is not None:
+        # `loss_fn(model(inputs), targets)`: the model's input is the batch, wherever the allocation failed.
+        for operand in expr.operands:
+            inner = _model_input(operand.text, user)
+            if inner is not None:
+                return {"batch_name": inner[0], "batch_size": int(inner[1].shape[0])}
         for operand in expr.operands:
             if is_tensor(operand.value) and operand.value.dim() >= 1:
                 return {"batch_name": operand.text, "batch_size": int(operand.value.shape[0])}
@@ -345,6 +351,21 @@ def _batch(ctx: ProbeContext, tensors: dict[int, tuple[str, Any, int]]) -> dict[
         if tensor is not None and tensor.dim() >= 2:
             return {"batch_name": name, "batch_size": int(tensor.shape[0])}
     return {}
+
+
+def _model_input(text: str, record) -> tuple[str, Any] | None:
+    """For an operand written `module(x, ...)`, x's name and tensor when x is a plain name."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, ast.Call) or not node.args or not isinstance(node.args[0], ast.Name):
+        return None
+    namespace = record.namespace()
+    if not is_module(resolve(node.func, namespace)):
+        return None
+    value = resolve(node.args[0], namespace)
+    return (node.args[0].id, value) if is_tensor(value) and value.dim() >= 1 else None
 
 
 def _fit(message: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:

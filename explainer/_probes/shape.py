@@ -562,7 +562,7 @@ def loss_operands(ctx: ProbeContext) -> Evidence | None:
 # --- embedding -------------------------------------------------------------------------------------
 
 def _index_range(index: Any, size: int) -> dict[str, int] | None:
-    """max/min of an integer index tensor and how many fall outside [0, size): reductions, never values."""
+    """The largest id and how many ids fall outside [0, size) (negative ones counted too): reductions, never values."""
     import torch
 
     if type(index) is not torch.Tensor or index.is_floating_point() or index.is_complex():
@@ -570,8 +570,9 @@ def _index_range(index: Any, size: int) -> dict[str, int] | None:
     if index.device.type != "cpu" or not 0 < index.numel() <= MAX_INDEX_ELEMENTS:
         return None
     with torch._C.DisableTorchFunction(), torch.no_grad():
-        return {"max_index": int(index.max()), "min_index": int(index.min()),
-                "out_of_range": int(((index >= size) | (index < 0)).sum())}
+        negative = int((index < 0).sum())
+        return {"max_index": int(index.max()), "negative_count": negative,
+                "out_of_range": int((index >= size).sum()) + negative}
 
 
 def _functional_embedding(ctx: ProbeContext):
@@ -582,8 +583,8 @@ def _functional_embedding(ctx: ProbeContext):
 
 
 @probe("embedding_index", provides=(
-    "module", "num_embeddings", "embedding_dim", "index_name", "index_shape", "max_index", "min_index",
-    "out_of_range", "negative_min", "needed_embeddings", "embedding_fix"))
+    "module", "num_embeddings", "embedding_dim", "index_name", "index_shape", "max_index", "negative_count",
+    "out_of_range", "needed_embeddings", "embedding_fix"))
 def embedding_index(ctx: ProbeContext) -> Evidence | None:
     """The nn.Embedding (or F.embedding weight) and the largest index it was given."""
     record, module = _failing_module(ctx, "Embedding")
@@ -612,8 +613,6 @@ def embedding_index(ctx: ProbeContext) -> Evidence | None:
     found = _index_range(index, rows)
     if found:
         facts.update(found)
-        if found["min_index"] < 0:
-            facts["negative_min"] = found["min_index"]
         if found["max_index"] >= rows:
             facts["needed_embeddings"] = found["max_index"] + 1
             facts["embedding_fix"] = f"nn.Embedding({found['max_index'] + 1}, {dim})"
