@@ -126,14 +126,14 @@ def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseExce
     return diagnosis
 
 
-def render_fixes(templates: list[str], context: dict[str, Any]) -> list[str]:
-    """Each fix whose facts are all known, without repeats."""
-    fixes: list[str] = []
-    for template in templates:
-        fix = render(template, context)
-        if fix and fix not in fixes:
-            fixes.append(fix)
-    return fixes
+def render_fixes(fixes: list[tuple[str, ...]], context: dict[str, Any]) -> list[str]:
+    """Each fix whose facts are known (its first alternative that can be filled), without repeats."""
+    rendered: list[str] = []
+    for alternatives in fixes:
+        fix = render_first(list(alternatives), context)
+        if fix and fix not in rendered:
+            rendered.append(fix)
+    return rendered
 
 
 def _run_probes(names: list[str], exc: BaseException | None, records: list[FrameRecord],

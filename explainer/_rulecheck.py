@@ -263,8 +263,21 @@ def _field_problems(page: _Page, first: RuleError, probes) -> list[Finding]:
         else:
             add(f"probes[{i}]", f"unknown probe {name!r}", f"known probes: {', '.join(sorted(probes)) or 'none'}")
     from_message = False
-    for fld in ("summary", "fixes"):
-        for i, source in enumerate(strings(fld, required=fld == "summary")):
+    fix_templates = []
+    raw_fixes = data.get("fixes") or []
+    if isinstance(raw_fixes, str):
+        raw_fixes = [raw_fixes]
+    if not isinstance(raw_fixes, list):
+        add("fixes", "fixes must be a list of templates")
+        raw_fixes = []
+    for i, item in enumerate(raw_fixes):
+        alternatives = [item] if isinstance(item, str) else item
+        if isinstance(alternatives, list) and alternatives and all(isinstance(a, str) for a in alternatives):
+            fix_templates.extend((i, source) for source in alternatives)
+        else:
+            add(f"fixes[{i}]", "a fix is a template or a non-empty list of alternative templates")
+    for fld, numbered in (("summary", list(enumerate(strings("summary", required=True)))), ("fixes", fix_templates)):
+        for i, source in numbered:
             try:
                 used = template_fields(source)
             except TemplateProblem as exc:

@@ -48,7 +48,7 @@ class Rule:
     pattern_sources: list[str]
     groups: set[str]
     summary: list[str]
-    fixes: list[str]
+    fixes: list[tuple[str, ...]]  # each fix: alternative templates, the first that can be filled is shown
     probes: list[str]
     examples: list[Example]
     counter_examples: list[Example]
@@ -74,6 +74,11 @@ class Rule:
         if self._compiled is None:
             self._compiled = [regex.compile(source) for source in self.pattern_sources]
         return self._compiled
+
+    @property
+    def templates(self) -> list[str]:
+        """Every template of the rule: the summaries, then each fix's alternatives."""
+        return [*self.summary, *(source for alternatives in self.fixes for source in alternatives)]
 
     @property
     def group_names(self) -> set[str]:
@@ -314,10 +319,12 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
             provided.update(known_probes[name].provides)
 
     summary = _string_list(data.get("summary"), "summary", fail, required=True)
-    fixes = _string_list(data.get("fixes"), "fixes", fail)
-    for fld, templates in (("summary", summary), ("fixes", fixes)):
-        for i, source in enumerate(templates):
-            _check_template(source, f"{fld}[{i}]", provided, fail, cache)
+    fixes = _fix_list(data.get("fixes"), fail)
+    for i, source in enumerate(summary):
+        _check_template(source, f"summary[{i}]", provided, fail, cache)
+    for i, alternatives in enumerate(fixes):
+        for source in alternatives:
+            _check_template(source, f"fixes[{i}]", provided, fail, cache)
     if not is_signal and not any(_cached_fields(s, cache) <= (set(COMMON_FACTS) | groups) for s in summary):
         fail("summary", "no summary template can be filled from the message alone",
              "add a last summary that uses only the patterns' named groups, for pasted messages")
@@ -353,6 +360,24 @@ def _string_list(value: Any, fld: str, fail, *, required: bool = False) -> list[
     if required and not value:
         fail(fld, f"{fld} must not be empty")
     return list(value)
+
+
+def _fix_list(value: Any, fail) -> list[tuple[str, ...]]:
+    """Each fix is a template, or a list of alternatives of which the first that can be filled is shown:
+    a fix with the live values, then the same advice from the message alone, never both."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        fail("fixes", "fixes must be a list of templates")
+    fixes = []
+    for i, item in enumerate(value):
+        alternatives = [item] if isinstance(item, str) else item
+        if not isinstance(alternatives, list) or not alternatives or not all(isinstance(a, str) for a in alternatives):
+            fail(f"fixes[{i}]", "a fix is a template or a non-empty list of alternative templates")
+        fixes.append(tuple(alternatives))
+    return fixes
 
 
 def _examples(value: Any, fld: str, fail, lines: dict[str, int], *, required: bool = False) -> list[Example]:

@@ -126,7 +126,7 @@ def test_fast_template_field_reading_agrees_with_jinja2_on_every_builtin_templat
     from explainer._templates import template_fields as _template_fields
 
     for rule in default_rulebase().rules:
-        for source in rule.summary + rule.fixes:
+        for source in rule.templates:
             assert _template_fields(source) == meta.find_undeclared_variables(_environment().parse(source)), (
                 f"{rule.file}: {source!r}")
 
@@ -215,3 +215,20 @@ def test_plain_templates_render_exactly_as_jinja2_does():
         assert render(source, facts) == _environment().from_string(source).render(facts).strip()
     assert render("{{ missing }}", facts) is None
     assert render("{{ a | plural('row') }}", facts) == "3 rows"
+
+
+def test_a_fix_with_alternatives_shows_only_the_first_that_can_be_filled(tmp_path):
+    from explainer._explain import render_fixes
+
+    text = GOOD.replace('''fixes:
+  - "Raise the timeout above {{ seconds }} s."''', '''fixes:
+  - - "Give shard {{ shard }} to {{ spare_worker }}."
+    - "Raise the timeout above {{ seconds }} s."
+  - - "{{ nowhere }}"''').replace("summary:", "facts: [spare_worker, nowhere]\nsummary:")
+    rule = load_rule_file(_write(tmp_path, text), known_probes=PROBES)
+    assert rule.fixes[0] == ("Give shard {{ shard }} to {{ spare_worker }}.", "Raise the timeout above {{ seconds }} s.")
+    assert render_fixes(rule.fixes, {"shard": 7, "seconds": 120}) == ["Raise the timeout above 120 s."]
+    assert render_fixes(rule.fixes, {"shard": 7, "seconds": 120, "spare_worker": "w3"}) == ["Give shard 7 to w3."]
+    broken = GOOD.replace('  - "Raise the timeout above {{ seconds }} s."', "  - []")
+    with pytest.raises(RuleError, match="alternative templates"):
+        load_rule_file(_write(tmp_path, broken, "broken.md"), known_probes=PROBES)
