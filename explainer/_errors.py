@@ -18,6 +18,7 @@ class RuleError(ExplainerError):
         self.field = field
         self.message = message
         self.hint = hint
+        self.problems: list[RuleError] = [self]  # every problem of the file, this one first
         super().__init__(str(self))
 
     def __str__(self) -> str:

@@ -13,7 +13,7 @@ from ._inspect import FrameRecord, user_location, walk_traceback
 from ._logscan import WORKER_RE, FoundError, split_embedded
 from ._probes import PROBES, Evidence, ProbeContext
 from ._rulebase import Match, RuleBase, default_rulebase
-from ._templates import render, render_first
+from ._templates import render_first
 
 PROBE_BUDGET_S = 2.0
 MAX_CHAIN = 20

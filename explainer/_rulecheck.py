@@ -19,9 +19,8 @@ from ._diagnosis import CATEGORIES
 from ._errors import RuleError
 from ._packs import PACK_FILE, RESERVED_PREFIXES, Pack, discover_packs, display_path
 from ._rulebase import MATCH_TIMEOUT_S, RuleBase, build_rulebase, match_rule
-from ._rules import (COMMON_FACTS, FRONT_MATTER_RE, ID_RE, KINDS, KNOWN_FIELDS, Example, Rule, _display,
+from ._rules import (FRONT_MATTER_RE, ID_RE, Example, Rule, _display,
                      _field_lines, builtin_rules_dir, rule_files)
-from ._templates import TemplateProblem, template_fields
 
 
 @dataclass
@@ -112,7 +111,7 @@ def load_scope(paths: Iterable[str] = ()) -> Scope:
             rule_id, line = _raw_id(page), (page.lines.get("id", 2) if page else None)
             if wanted and page is not None and page.data is not None:
                 if error is not None:
-                    findings.extend(_field_problems(page, error, probes))
+                    findings.extend(from_error(problem) for problem in error.problems[1:])
                 if pack is not None:
                     findings.extend(_missing_sources(shown, rule_id, line, _raw_sources(page),
                                                      page.data.get("fixture"), pack))
@@ -198,125 +197,6 @@ def _outside_prefix(file: str, line: int | None, rule_id: str, pack: Pack) -> Fi
     return Finding(file, line, rule_id, f"id: {_OUTSIDE_PREFIX} '{pack.prefix}.' "
                    f"(declared in {display_path(pack.pack_file)})",
                    hint=f"rename it '{pack.prefix}.{rule_id.split('.', 1)[-1]}'")
-
-
-def _field_problems(page: _Page, first: RuleError, probes) -> list[Finding]:
-    """Every field problem of a file the loader refused; the loader stops at the first (`first`)."""
-    data, lines = page.data, page.lines
-    rule_id = _raw_id(page)
-    found: list[Finding] = []
-
-    def add(fld: str, message: str, hint: str | None = None) -> None:
-        if fld == first.field and (fld != "id" or message == first.message):
-            return  # the loader's own report of this field
-        line = lines.get(fld, lines.get(fld.split("[")[0], 2))
-        found.append(Finding(first.file, line, rule_id, f"{fld}: {message}", hint))
-
-    def strings(fld: str, required: bool = False) -> list[str]:
-        value = data.get(fld)
-        if value is None:
-            if required:
-                add(fld, f"{fld} is required")
-            return []
-        value = [value] if isinstance(value, str) else value
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            add(fld, f"{fld} must be a string or a list of strings")
-            return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-        if required and not value:
-            add(fld, f"{fld} must not be empty")
-        return value
-
-    if rule_id is None:
-        add("id", f"missing or invalid id {data.get('id')!r}",
-            "an id is a prefix and a name joined by dots, lower case: 'shape.matmul'")
-    for name in sorted(set(map(str, data)) - KNOWN_FIELDS):
-        add(name, f"unknown field {name!r}", f"known fields: {', '.join(sorted(KNOWN_FIELDS))}")
-    if data.get("category") not in CATEGORIES:
-        add("category", f"category {data.get('category')!r} is not one of {', '.join(CATEGORIES)}")
-    title = data.get("title")
-    if not isinstance(title, str) or not title.strip():
-        add("title", "a rule needs a one-line title")
-    priority = data.get("priority", 0)
-    if not isinstance(priority, int) or isinstance(priority, bool):
-        add("priority", f"priority must be an integer, not {priority!r}")
-    kind = data.get("kind", "error")
-    if kind not in KINDS:
-        add("kind", f"kind {kind!r} is not one of {', '.join(KINDS)}")
-    is_signal = kind == "signal"
-    if is_signal and data.get("patterns"):
-        add("patterns", "a signal rule has no patterns: it is raised from measured facts",
-            "list the facts its templates use under 'facts'")
-
-    groups: set[str] = set()
-    provided = set(COMMON_FACTS) | set(strings("facts"))
-    for i, source in enumerate(strings("patterns", required=not is_signal)):
-        try:
-            groups.update(regex.compile(source).groupindex)
-        except regex.error as exc:
-            add(f"patterns[{i}]", f"pattern does not compile: {exc}")
-    provided |= groups
-    compiled = not any(f.message.startswith("patterns[") for f in found) and not (
-        first.field or "").startswith("patterns")
-    for i, name in enumerate(strings("probes")):
-        if name in probes:
-            provided.update(probes[name].provides)
-        else:
-            add(f"probes[{i}]", f"unknown probe {name!r}", f"known probes: {', '.join(sorted(probes)) or 'none'}")
-    from_message = False
-    fix_templates = []
-    raw_fixes = data.get("fixes") or []
-    if isinstance(raw_fixes, str):
-        raw_fixes = [raw_fixes]
-    if not isinstance(raw_fixes, list):
-        add("fixes", "fixes must be a list of templates")
-        raw_fixes = []
-    for i, item in enumerate(raw_fixes):
-        alternatives = [item] if isinstance(item, str) else item
-        if isinstance(alternatives, list) and alternatives and all(isinstance(a, str) for a in alternatives):
-            fix_templates.extend((i, source) for source in alternatives)
-        else:
-            add(f"fixes[{i}]", "a fix is a template or a non-empty list of alternative templates")
-    for fld, numbered in (("summary", list(enumerate(strings("summary", required=True)))), ("fixes", fix_templates)):
-        for i, source in numbered:
-            try:
-                used = template_fields(source)
-            except TemplateProblem as exc:
-                add(f"{fld}[{i}]", f"template does not parse: {exc}")
-                from_message = True  # its fields are unknown: no claim about the others
-                continue
-            from_message |= fld == "summary" and used <= set(COMMON_FACTS) | groups
-            missing = sorted(used - provided)
-            if missing and compiled:  # else the missing groups may be in the pattern that failed
-                add(f"{fld}[{i}]", f"template uses {', '.join(missing)}, which no pattern group or probe provides",
-                    f"available: {', '.join(sorted(provided))}")
-    if not is_signal and compiled and strings("summary") and not from_message:
-        add("summary", "no summary template can be filled from the message alone",
-            "add a last summary that uses only the patterns' named groups, for pasted messages")
-
-    for fld in ("examples", "counter_examples"):
-        value = data.get(fld)
-        if value is None or value == []:
-            if fld == "examples" and not is_signal:
-                add(fld, "at least one verbatim example message is required",
-                    "paste the message exactly as torch prints it, with its source (fixture path or URL)")
-            continue
-        if not isinstance(value, list):
-            add(fld, f"{fld} must be a list of {{message, source}} entries")
-            continue
-        for i, item in enumerate(value):
-            item = item if isinstance(item, dict) else {}
-            if not isinstance(item.get("message"), str) or not item["message"].strip():
-                add(f"{fld}[{i}]", "each entry needs a non-empty 'message'")
-            elif not isinstance(item.get("source"), str) or not item["source"].strip():
-                add(f"{fld}[{i}]", "each entry needs a 'source': the fixture script or the URL it was copied from")
-    if data.get("fixture") is not None and not isinstance(data.get("fixture"), str):
-        add("fixture", "fixture must be a path to a script, relative to the repository root")
-    strings("related")
-    strings("tags")
-    if not page.body.strip():
-        add("id", "the runbook text (the Markdown after the front matter) is empty",
-            "write what the error means, its causes, how to confirm and how to fix it")
-    return found
 
 
 def _missing_sections(page: _Page, file: str, rule_id: str | None) -> list[Finding]:

@@ -263,24 +263,27 @@ def _field_lines(node: Any, prefix: str = "") -> dict[str, int]:
 def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: str,
                 known_probes: dict[str, Any] | None, cache: RuleCache, cached_groups: set[str] | None,
                 cached_literals: list[str | None] | None) -> Rule:
+    """Validate every field; on problems, raise the first with all of them in its `problems`."""
     rule_id = data.get("id")
+    problems: list[RuleError] = []
 
-    def fail(fld: str, message: str, hint: str | None = None):
-        raise RuleError(file, message, line=lines.get(fld, lines.get(fld.split("[")[0], 2)),
-                        rule=rule_id if isinstance(rule_id, str) else None, field=fld, hint=hint)
+    def fail(fld: str, message: str, hint: str | None = None) -> None:
+        problems.append(RuleError(file, message, line=lines.get(fld, lines.get(fld.split("[")[0], 2)),
+                                  rule=rule_id if isinstance(rule_id, str) and ID_RE.match(rule_id) else None,
+                                  field=fld, hint=hint))
 
     if not isinstance(rule_id, str) or not ID_RE.match(rule_id):
         fail("id", f"missing or invalid id {rule_id!r}",
              "an id is a prefix and a name joined by dots, lower case: 'shape.matmul'")
-    unknown = sorted(set(data) - KNOWN_FIELDS)
-    if unknown:
-        fail(unknown[0], f"unknown field {unknown[0]!r}", f"known fields: {', '.join(sorted(KNOWN_FIELDS))}")
+    for name in sorted(set(map(str, data)) - KNOWN_FIELDS):
+        fail(name, f"unknown field {name!r}", f"known fields: {', '.join(sorted(KNOWN_FIELDS))}")
     category = data.get("category")
     if category not in CATEGORIES:
         fail("category", f"category {category!r} is not one of {', '.join(CATEGORIES)}")
     title = data.get("title")
     if not isinstance(title, str) or not title.strip():
         fail("title", "a rule needs a one-line title")
+        title = ""
     priority = data.get("priority", 0)
     if not isinstance(priority, int) or isinstance(priority, bool):
         fail("priority", f"priority must be an integer, not {priority!r}")
@@ -295,6 +298,7 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     declared_facts = _string_list(data.get("facts"), "facts", fail)
     raw_patterns = _string_list(data.get("patterns"), "patterns", fail, required=not is_signal)
     compiled = None
+    patterns_ok = True
     if cached_groups is not None:
         groups = cached_groups
     else:
@@ -302,9 +306,10 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
         for i, source in enumerate(raw_patterns):
             try:
                 compiled.append(regex.compile(source))
+                groups.update(compiled[-1].groupindex)
             except regex.error as exc:
                 fail(f"patterns[{i}]", f"pattern does not compile: {exc}")
-            groups.update(compiled[-1].groupindex)
+                patterns_ok = False
 
     probes = _string_list(data.get("probes"), "probes", fail)
     if known_probes is not None:
@@ -320,12 +325,14 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
 
     summary = _string_list(data.get("summary"), "summary", fail, required=True)
     fixes = _fix_list(data.get("fixes"), fail)
-    for i, source in enumerate(summary):
-        _check_template(source, f"summary[{i}]", provided, fail, cache)
+    # A pattern that did not compile hides its groups: then no claim about the fields templates use.
+    templates_ok = all([_check_template(source, f"summary[{i}]", provided, fail, cache, patterns_ok)
+                        for i, source in enumerate(summary)])
     for i, alternatives in enumerate(fixes):
         for source in alternatives:
-            _check_template(source, f"fixes[{i}]", provided, fail, cache)
-    if not is_signal and not any(_cached_fields(s, cache) <= (set(COMMON_FACTS) | groups) for s in summary):
+            _check_template(source, f"fixes[{i}]", provided, fail, cache, patterns_ok)
+    if not is_signal and patterns_ok and templates_ok and summary and not any(
+            _cached_fields(s, cache) <= (set(COMMON_FACTS) | groups) for s in summary):
         fail("summary", "no summary template can be filled from the message alone",
              "add a last summary that uses only the patterns' named groups, for pasted messages")
 
@@ -339,6 +346,10 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     if not body.strip():
         fail("id", "the runbook text (the Markdown after the front matter) is empty",
              "write what the error means, its causes, how to confirm and how to fix it")
+    if problems:
+        first = problems[0]
+        first.problems = problems
+        raise first
     return Rule(
         id=rule_id, category=category, title=title.strip(), pattern_sources=raw_patterns, groups=groups,
         _compiled=compiled, summary=summary,
@@ -357,6 +368,7 @@ def _string_list(value: Any, fld: str, fail, *, required: bool = False) -> list[
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         fail(fld, f"{fld} must be a string or a list of strings")
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
     if required and not value:
         fail(fld, f"{fld} must not be empty")
     return list(value)
@@ -371,11 +383,13 @@ def _fix_list(value: Any, fail) -> list[tuple[str, ...]]:
         value = [value]
     if not isinstance(value, list):
         fail("fixes", "fixes must be a list of templates")
+        return []
     fixes = []
     for i, item in enumerate(value):
         alternatives = [item] if isinstance(item, str) else item
         if not isinstance(alternatives, list) or not alternatives or not all(isinstance(a, str) for a in alternatives):
             fail(f"fixes[{i}]", "a fix is a template or a non-empty list of alternative templates")
+            continue
         fixes.append(tuple(alternatives))
     return fixes
 
@@ -388,16 +402,19 @@ def _examples(value: Any, fld: str, fail, lines: dict[str, int], *, required: bo
         return []
     if not isinstance(value, list):
         fail(fld, f"{fld} must be a list of {{message, source}} entries")
+        return []
     out = []
     for i, item in enumerate(value):
-        if not isinstance(item, dict) or not isinstance(item.get("message"), str) or not item["message"].strip():
+        message = item.get("message") if isinstance(item, dict) else None
+        source = item.get("source") if isinstance(item, dict) else None
+        if not isinstance(message, str) or not message.strip():
             fail(f"{fld}[{i}]", "each entry needs a non-empty 'message'")
-        source = item.get("source")
+            continue
         if not isinstance(source, str) or not source.strip():
             fail(f"{fld}[{i}]", "each entry needs a 'source': the fixture script or the URL it was copied from")
-        line = lines.get(f"{fld}[{i}]")
-        out.append(Example(item["message"].rstrip("\n"), source, line))
-    if required and not out:
+            continue
+        out.append(Example(message.rstrip("\n"), source, lines.get(f"{fld}[{i}]")))
+    if required and not out and not value:
         fail(fld, "at least one verbatim example message is required")
     return out
 
@@ -410,13 +427,16 @@ def _cached_fields(source: str, cache: RuleCache) -> frozenset[str]:
     return fields
 
 
-def _check_template(source: str, fld: str, provided: set[str], fail, cache: RuleCache) -> None:
+def _check_template(source: str, fld: str, provided: set[str], fail, cache: RuleCache,
+                    check_fields: bool = True) -> bool:
+    """Whether the template parses; reports fields nothing provides (unless check_fields is off)."""
     try:
         used = _cached_fields(source, cache)
     except TemplateProblem as exc:
         fail(fld, f"template does not parse: {exc}")
-        return
+        return False
     missing = sorted(used - provided)
-    if missing:
+    if missing and check_fields:
         fail(fld, f"template uses {', '.join(missing)}, which no pattern group or probe provides",
              f"available: {', '.join(sorted(provided))}")
+    return True
