@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._render import render_json, render_text, use_colour
+from ._render import add_format_argument, render_json, render_text, use_colour
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json"), default=None,
-                        help="text (default, or $EXPLAINER_FORMAT) or json: one JSON object on stdout")
+    add_format_argument(parser, "one JSON object on stdout")
     parser.add_argument("--plot", metavar="OUT.png", default=None,
                         help="also write a PNG of the curve with the diagnosis marked (needs matplotlib)")
     parser.add_argument("file", metavar="FILE",

@@ -10,7 +10,7 @@ from typing import TextIO
 from ._diagnosis import Diagnosis
 from ._explain import explain_text
 from ._logscan import dedupe_key, scan_blocks
-from ._render import render_json, render_text, use_colour
+from ._render import add_format_argument, render_json, render_text, use_colour
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
@@ -18,8 +18,7 @@ BLOCK_CHARS = 1 << 18
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json"), default=None,
-                        help="text (default, or $EXPLAINER_FORMAT) or json: one JSON object per line on stdout")
+    add_format_argument(parser, "one JSON object per line on stdout")
     parser.add_argument("files", nargs="+", metavar="FILE", help="a log or pasted message; '-' reads stdin")
     parser.set_defaults(handler=run)
 

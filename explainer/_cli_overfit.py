@@ -11,12 +11,11 @@ import importlib
 import os
 import sys
 
-from ._render import render_json, render_text, use_colour
+from ._render import add_format_argument, render_json, render_text, use_colour
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json"), default=None,
-                        help="text (default, or $EXPLAINER_FORMAT) or json: one JSON object on stdout")
+    add_format_argument(parser, "one JSON object on stdout")
     parser.add_argument("--steps", type=int, default=100, help="training steps on the batch (default 100)")
     parser.add_argument("--lr", type=float, default=1e-2, help="Adam learning rate (default 0.01)")
     parser.add_argument("--tolerance", type=float, default=None,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from ._render import add_format_argument
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--format", choices=("text", "json"), help="diagnosis format (default text, or $EXPLAINER_FORMAT)")
+    add_format_argument(parser, "one JSON line per diagnosis on stderr, after the traceback")
     parser.add_argument("script", help="the Python script to run as __main__")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")

@@ -11,6 +11,12 @@ FORMATS = ("text", "json")
 MAX_FIELD = 500
 
 
+def add_format_argument(parser, json_means: str) -> None:
+    """The --format option every subcommand shares; json_means says where the JSON goes."""
+    parser.add_argument("--format", choices=FORMATS, default=None,
+                        help=f"text (default, or $EXPLAINER_FORMAT) or json: {json_means}")
+
+
 def choose_format(requested: str | None) -> str:
     fmt = requested or os.environ.get("EXPLAINER_FORMAT") or "text"
     if fmt not in FORMATS:

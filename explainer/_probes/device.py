@@ -85,19 +85,16 @@ def module_tensors(module: Any, prefix: str, container: str | None = None) -> li
 
 def local_name(value: Any, records: list[FrameRecord]) -> tuple[str, FrameRecord] | tuple[None, None]:
     """The name a user frame binds to value (innermost frame first), by identity."""
-    for record in reversed(user_frames(records)):
-        local_vars = record.locals
-        if not isinstance(local_vars, dict):
-            continue
-        for key, item in list(local_vars.items()):
-            if item is value and not key.startswith("__"):
-                return key, record
-    return None, None
+    return _binding(value, list(reversed(user_frames(records))))
 
 
 def outermost_binding(value: Any, records: list[FrameRecord]) -> tuple[str, FrameRecord] | tuple[None, None]:
     """The outermost user frame that binds value: where the caller can still move or convert it."""
-    for record in user_frames(records):
+    return _binding(value, user_frames(records))
+
+
+def _binding(value: Any, frames: list[FrameRecord]) -> tuple[str, FrameRecord] | tuple[None, None]:
+    for record in frames:
         local_vars = record.locals
         if not isinstance(local_vars, dict):
             continue
