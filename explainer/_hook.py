@@ -9,6 +9,7 @@ import traceback
 from types import TracebackType
 from typing import Any, Callable, TextIO
 
+from ._gc import paused_gc
 from ._render import choose_format, internal_failure_line, render
 
 _lock = threading.RLock()
@@ -66,9 +67,10 @@ def _thread_excepthook(args: Any) -> None:
 
 def explain(exc: BaseException, tb: TracebackType | None = None):
     # Imported at the moment of a crash, so that install() costs almost nothing at start-up.
-    from ._explain import explain as explain_exception
+    with paused_gc():
+        from ._explain import explain as explain_exception
 
-    return explain_exception(exc, tb=tb)
+        return explain_exception(exc, tb=tb)
 
 
 def _rule_problems_notice() -> str:

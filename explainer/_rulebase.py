@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ._errors import RuleError
+from ._gc import paused_gc
 from ._rulecache import NO_CACHE, open_cache
 from ._packs import Pack, discover_packs, display_path
 from ._rules import Rule, builtin_rules_dir, load_rule_file, rule_files
@@ -168,16 +168,9 @@ def default_rulebase() -> RuleBase:
                 packs, pack_problems = discover_packs()
             except Exception as exc:  # a broken environment must not cost the built-in rules
                 packs, pack_problems = [], [RuleError("team rule packs", f"discovery failed: {exc!r}")]
-            # Loading makes many small objects; with torch's millions already alive, the garbage
-            # collector's passes over them would cost more than the loading itself.
-            collecting = gc.isenabled()
-            gc.disable()
-            try:
+            with paused_gc():
                 _default = build_rulebase([("builtin", builtin_rules_dir())], probes, packs=packs,
                                           pack_problems=pack_problems, cached=True)
-            finally:
-                if collecting:
-                    gc.enable()
         return _default
 
 
