@@ -43,22 +43,25 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None, stdout=subprocess.DEVNULL) -> tuple[float, int]:
-    """Wall seconds and peak RSS (KiB) of one whole process."""
+def timed(cmd: list[str], env: dict[str, str] | None = None, stdout=subprocess.DEVNULL) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (KiB) of one whole process."""
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env or _env(), stdout=stdout, stderr=subprocess.DEVNULL)
     _, _, usage = os.wait4(proc.pid, 0)
-    return time.perf_counter() - started, usage.ru_maxrss
+    return time.perf_counter() - started, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def side_by_side(a: list[str], b: list[str], repeat: int, env_a=None, env_b=None) -> tuple[float, float]:
-    times_a, times_b = [], []
-    timed(a, env_a)  # warm the page cache for both before measuring
+def side_by_side(a: list[str], b: list[str], repeat: int, env_a=None, env_b=None) -> dict[str, tuple[float, float]]:
+    """Medians for A and B, as {"wall": (a, b), "cpu": (a, b)}."""
+    runs: dict[str, tuple[list[float], list[float]]] = {"wall": ([], []), "cpu": ([], [])}
+    timed(a, env_a)  # warm the page cache (and the rule cache) for both before measuring
     timed(b, env_b)
     for _ in range(repeat):
-        times_a.append(timed(a, env_a)[0])
-        times_b.append(timed(b, env_b)[0])
-    return statistics.median(times_a), statistics.median(times_b)
+        for side, (cmd, env) in enumerate(((a, env_a), (b, env_b))):
+            wall, cpu, _ = timed(cmd, env)
+            runs["wall"][side].append(wall)
+            runs["cpu"][side].append(cpu)
+    return {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in runs.items()}
 
 
 def make_team_pack(folder: Path, count: int) -> Path:
@@ -128,26 +131,28 @@ def main() -> int:
     python = sys.executable
     rows: list[str] = []
 
-    def row(label: str, baseline: float, ours: float, target: str) -> None:
-        rows.append(f"| {label} | {baseline:.3f} s | {ours:.3f} s | {ours / baseline:.3f} | {target} |")
+    def row(label: str, measured: dict[str, tuple[float, float]], target: str) -> None:
+        (cpu_a, cpu_b), (wall_a, wall_b) = measured["cpu"], measured["wall"]
+        rows.append(f"| {label} | {cpu_a:.3f} s | {cpu_b:.3f} s | {cpu_b / cpu_a:.3f} | "
+                    f"{wall_b / wall_a:.3f} | {target} |")
         print(rows[-1], flush=True)
 
     print(f"repeats: {repeat}, log: {log_mb} MB, python: {sys.version.split()[0]}", flush=True)
-    header = ["| measurement | baseline | torch-explainer | ratio | target |", "| --- | --- | --- | --- | --- |"]
+    header = ["| measurement | baseline CPU | torch-explainer CPU | CPU ratio | wall ratio | target |",
+              "| --- | --- | --- | --- | --- | --- |"]
     for script in SCRIPTS:
-        plain, hooked = side_by_side([python, script], [python, "-m", "explainer", script], repeat)
-        row(f"`python -m explainer {Path(script).name}` vs `python {Path(script).name}`", plain, hooked, "<= 1.05")
+        measured = side_by_side([python, script], [python, "-m", "explainer", script], repeat)
+        row(f"`python -m explainer {Path(script).name}` vs `python {Path(script).name}`", measured, "<= 1.05")
 
     with tempfile.TemporaryDirectory() as tmp:
         pack = make_team_pack(Path(tmp), 1000)
         env_rules = _env(EXPLAINER_RULES=str(pack))
         for script in SCRIPTS[:2]:
-            plain, hooked = side_by_side([python, script], [python, "-m", "explainer", script], repeat,
-                                         env_b=env_rules)
-            row(f"same, with 1,000 team rules: {Path(script).name}", plain, hooked, "<= 1.10")
+            measured = side_by_side([python, script], [python, "-m", "explainer", script], repeat, env_b=env_rules)
+            row(f"same, with 1,000 team rules: {Path(script).name}", measured, "<= 1.10")
 
-    plain, both = side_by_side([python, "-c", "import torch"], [python, "-c", "import torch, explainer"], repeat)
-    row("`import torch, explainer` vs `import torch`", plain, both, "-")
+    measured = side_by_side([python, "-c", "import torch"], [python, "-c", "import torch, explainer"], repeat)
+    row("`import torch, explainer` vs `import torch`", measured, "-")
     importtime = subprocess.run([python, "-X", "importtime", "-c", "import torch, explainer"], cwd=ROOT,
                                 capture_output=True, text=True, env=_env()).stderr
     cumulative = {}
@@ -160,22 +165,22 @@ def main() -> int:
 
     log = make_log(Path(tempfile.gettempdir()) / f"explainer-bench-{log_mb}mb.log", log_mb)
     grep = shutil.which("grep") or "grep"
-    grep_times, grep_rss, ours_times, ours_rss = [], [], [], []
+    grep_runs, our_runs = [], []
     for _ in range(max(3, repeat // 3)):
-        t, rss = timed([grep, "-E", GREP_FAMILIES, str(log)])
-        grep_times.append(t)
-        grep_rss.append(rss)
-        t, rss = timed([python, "-m", "explainer", "explain", "--format", "json", str(log)])
-        ours_times.append(t)
-        ours_rss.append(rss)
+        grep_runs.append(timed([grep, "-E", GREP_FAMILIES, str(log)]))
+        our_runs.append(timed([python, "-m", "explainer", "explain", "--format", "json", str(log)]))
     row(f"`explainer explain` vs `grep -E` on a {log.stat().st_size / 1e6:.0f} MB log",
-        statistics.median(grep_times), statistics.median(ours_times), "report")
+        {"wall": (statistics.median(r[0] for r in grep_runs), statistics.median(r[0] for r in our_runs)),
+         "cpu": (statistics.median(r[1] for r in grep_runs), statistics.median(r[1] for r in our_runs))}, "report")
+    grep_rss = [r[2] for r in grep_runs]
+    ours_rss = [r[2] for r in our_runs]
 
     report = "\n".join([
         "# Benchmark results",
         "",
         f"Measured by `python benchmarks/run.py` on {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, "
-        f"Python {sys.version.split()[0]}, median of {repeat} interleaved runs.",
+        f"Python {sys.version.split()[0]}, median of {repeat} interleaved runs. CPU is the whole process's "
+        "user + system time, which scheduling noise on a shared machine barely moves; wall is elapsed time.",
         "",
         *header, *rows,
         "",
