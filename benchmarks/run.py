@@ -211,7 +211,8 @@ def main() -> int:
         "",
         f"Measured by `python benchmarks/run.py` on {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, "
         f"Python {sys.version.split()[0]}, median of {repeat} interleaved runs. CPU is the whole process's "
-        "user + system time, which scheduling noise on a shared machine barely moves; wall is elapsed time.",
+        "user + system time, wall is elapsed time; on a shared 2-core machine both move by several percent "
+        "from run to run, so the in-process figures further down are the precise ones.",
         "",
         *header, *rows,
         "",
