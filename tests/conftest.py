@@ -65,3 +65,14 @@ def _plain_environment(monkeypatch):
         if name.startswith("EXPLAINER_"):
             monkeypatch.delenv(name)
     monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+@pytest.fixture
+def one_thread():
+    """Tiny models train faster on one thread, and the machine is shared: the training tests use this."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -8,7 +8,6 @@ import random
 import runpy
 
 import pytest
-import torch
 
 from explainer._cli import main as cli_main
 from explainer._curves import History, analyze_history, classify, load_history
@@ -23,13 +22,7 @@ def generator():
     return runpy.run_path(str(GENERATOR), run_name="curves_generator")
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    # Tiny models train faster on one thread, and the machine is shared.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.mark.parametrize("regime, rule", [

@@ -17,12 +17,7 @@ from explainer._cli import main as cli_main
 from conftest import ROOT
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def batch(n=64, features=8, classes=4, seed=0):
