@@ -156,3 +156,33 @@ def test_errors_during_interpreter_shutdown_behave(tmp_path):
         found = hooked.stderr.find(block.strip().splitlines()[0], position) if block.strip() else position
         assert found >= 0, f"missing from the hooked run: {block[:200]!r}"
         position = found
+
+
+def _probe_cases():
+    """For every built-in probe, one rule whose fixture makes it run."""
+    from explainer._probes import load_builtin_probes
+    from explainer._rulebase import default_rulebase
+
+    cases = {}
+    load_builtin_probes()
+    for rule in default_rulebase().rules:
+        if rule.fixture and rule.pack == "builtin":
+            for name in rule.probes:
+                cases.setdefault(name, rule)
+    return sorted(cases.items())
+
+
+@pytest.mark.parametrize("probe_name,rule", _probe_cases(), ids=[name for name, _ in _probe_cases()])
+def test_each_probe_failing_keeps_the_diagnosis_and_adds_one_line(probe_name, rule, monkeypatch):
+    from explainer._probes import PROBES, Probe
+
+    from conftest import raise_fixture
+
+    original = PROBES[probe_name]
+    monkeypatch.setitem(PROBES, probe_name, Probe(original.name, _boom, original.provides, original.doc, original.live))
+    exc = raise_fixture(rule.fixture)
+    stream = io.StringIO()
+    _hook.report(exc, exc.__traceback__, stream)
+    out = stream.getvalue()
+    assert f"[{rule.id}]" in out, f"{probe_name} failing lost the diagnosis of {rule.fixture}"
+    assert out.count("torch-explainer: internal error") == 1 and "injected fault" in out
