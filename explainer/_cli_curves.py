@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._render import add_format_argument, render_json, render_text, use_colour
+from ._render import add_format_argument, render
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,10 +40,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stderr.write("explainer: --plot needs matplotlib: pip install 'torch-explainer[plot]'\n")
             return 2
         diagnosis.facts["plot"] = args.plot
-    if fmt == "json":
-        sys.stdout.write(render_json(diagnosis, input=args.file))
-    else:
-        sys.stdout.write(render_text(diagnosis, colour=use_colour(sys.stdout)))
-        if args.plot:
-            sys.stdout.write(f"  plot: {args.plot}\n")
+    sys.stdout.write(render(diagnosis, fmt, sys.stdout, input=args.file))
+    if args.plot and fmt != "json":
+        sys.stdout.write(f"  plot: {args.plot}\n")
     return 0

@@ -11,7 +11,7 @@ import importlib
 import os
 import sys
 
-from ._render import add_format_argument, render_json, render_text, use_colour
+from ._render import add_format_argument, render
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -47,8 +47,5 @@ def run(args: argparse.Namespace) -> int:
         return 2
     model, batch, loss_fn = made
     diagnosis = overfit_one_batch(model, batch, loss_fn, steps=args.steps, lr=args.lr, tolerance=args.tolerance)
-    if fmt == "json":
-        sys.stdout.write(render_json(diagnosis, input=args.target))
-    else:
-        sys.stdout.write(render_text(diagnosis, colour=use_colour(sys.stdout)))
+    sys.stdout.write(render(diagnosis, fmt, sys.stdout, input=args.target))
     return 0 if diagnosis.facts["passed"] else 1

@@ -19,6 +19,7 @@ import yaml
 
 from ._diagnosis import CATEGORIES
 from ._errors import RuleError
+from ._rules import parse_yaml_with_lines
 
 PACK_FILE = "pack.yaml"
 ENV_VAR = "EXPLAINER_RULES"
@@ -124,14 +125,13 @@ def read_pack(folder: Path, origin: str) -> Pack:
         raise RuleError(shown, f"a rule pack needs a {PACK_FILE} (named by {origin})",
                         hint="write 'prefix: yourteam': the prefix every rule id of the pack starts with")
     try:
-        text = path.read_text(encoding="utf-8")
-        data = yaml.safe_load(text) or {}
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data, field_lines = parse_yaml_with_lines(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         mark = getattr(exc, "problem_mark", None)
         raise RuleError(shown, f"cannot read the pack file: {getattr(exc, 'problem', None) or exc}",
                         line=mark.line + 1 if mark else None) from None
-    lines = {k.value: k.start_mark.line + 1 for k, _ in node.value} if isinstance(node, yaml.MappingNode) else {}
+    data = {} if data is None else data
+    lines = {k: v + 1 for k, v in field_lines.items() if "." not in k and "[" not in k}
     if not isinstance(data, dict):
         raise RuleError(shown, "the pack file must be a mapping: prefix, name, probes", line=1)
     unknown = sorted(set(data) - PACK_FIELDS)

@@ -17,10 +17,10 @@ import yaml
 
 from ._diagnosis import CATEGORIES
 from ._errors import RuleError
-from ._packs import PACK_FILE, RESERVED_PREFIXES, Pack, discover_packs, display_path
+from ._packs import PACK_FILE, RESERVED_PREFIXES, Pack, discover_packs, display_path, read_pack
 from ._rulebase import MATCH_TIMEOUT_S, RuleBase, build_rulebase, match_rule
 from ._rules import (FRONT_MATTER_RE, ID_RE, Example, Rule, _display,
-                     _field_lines, builtin_rules_dir, rule_files)
+                     parse_yaml_with_lines, builtin_rules_dir, rule_files)
 
 
 @dataclass
@@ -177,15 +177,13 @@ def _read_page(path: Path) -> _Page | None:
         return None
     body_line = text.count("\n", 0, match.start(2)) + (1 if match.start(2) < len(text) else 0)
     try:
-        data = yaml.safe_load(match.group(1))
-        node = yaml.compose(match.group(1), Loader=yaml.SafeLoader)
+        data, lines = parse_yaml_with_lines(match.group(1))
     except yaml.YAMLError:
         return _Page(None, {}, match.group(2), body_line)
     if not isinstance(data, dict):
         return _Page(None, {}, match.group(2), body_line)
     # +1 for the opening '---' line, +1 because YAML marks count from zero.
-    lines = {k: v + 2 for k, v in _field_lines(node).items()}
-    return _Page(data, lines, match.group(2), body_line)
+    return _Page(data, {k: v + 2 for k, v in lines.items()}, match.group(2), body_line)
 
 
 def _raw_id(page: _Page | None) -> str | None:
@@ -354,7 +352,10 @@ def _target_folder(prefix: str, folder: Path | None, packs: list[Pack]) -> Path:
         return matching[0].folder
     pack_file = folder / PACK_FILE
     if pack_file.is_file():
-        declared = (yaml.safe_load(pack_file.read_text(encoding="utf-8")) or {}).get("prefix")
+        try:
+            declared = read_pack(folder, "--dir").prefix
+        except RuleError as exc:
+            raise ScaffoldError(str(exc)) from None
         if declared != prefix:
             raise ScaffoldError(f"{display_path(pack_file)} declares prefix {declared!r}, not {prefix!r}")
     return folder

@@ -209,7 +209,7 @@ def _read_rule_file(path: Path, shown: str) -> tuple[dict, dict[str, int], str]:
                         hint="start the file with a line '---', the rule's fields, then another '---'")
     header, body = match.group(1), match.group(2)
     try:
-        data, lines = _parse_front_matter(header)
+        data, lines = parse_yaml_with_lines(header)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise RuleError(shown, f"invalid YAML: {getattr(exc, 'problem', exc)}",
@@ -233,8 +233,9 @@ def _display(path: Path, root: Path | None) -> str:
 _SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _parse_front_matter(header: str) -> tuple[Any, dict[str, int]]:
-    """The front matter's data and the line of each field, from one safe parse."""
+def parse_yaml_with_lines(header: str) -> tuple[Any, dict[str, int]]:
+    """YAML's data and the (zero-based) line of each field, from one safe parse: rule front matter,
+    pack files."""
     loader = _SAFE_LOADER(header)
     try:
         node = loader.get_single_node()
