@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-CATEGORIES = ("shape", "device", "dtype", "memory", "autograd", "data", "distributed", "numerics", "other")
+CATEGORIES = ("shape", "device", "dtype", "memory", "autograd", "data", "distributed", "numerics", "compile", "other")
 
 
 @dataclass

@@ -1,0 +1,196 @@
+"""How much of the real world the rule base explains: the corpus of real messages in fixtures/real/.
+
+    python benchmarks/coverage.py             # per family: explained / wrong / unexplained, tuning split
+    python benchmarks/coverage.py --holdout   # the same for the held-out quarter (look at it rarely)
+    python benchmarks/coverage.py --list unexplained|wrong|partial   # the messages behind a number
+    python benchmarks/coverage.py --record    # write the floor that tests/test_coverage.py enforces
+
+Each corpus entry is a message copied verbatim from a public thread, with its URL, the family a person
+read from the thread (`category`, a list where it is ambiguous; `none` for a message that is not a
+PyTorch failure and must stay unexplained) and the values a good explanation repeats (`extract`).
+The message goes through exactly what `explainer explain -` does. Outcomes:
+
+- explained: a rule of the right family answered and named every value in `extract`;
+- partial: the right family, but some value is missing from the summary, fixes and culprits;
+- wrong: a rule of another family answered, or any rule answered a `none` message;
+- unexplained: no rule answered a PyTorch failure.
+
+A quarter of the entries (by a hash of source and message, so the split never moves) is held out:
+tune rules on the rest, then check that the held-out figures improved too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import re
+import sys
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "fixtures" / "real"
+RECORD = Path(__file__).resolve().parent / "coverage.json"
+OUTCOMES = ("explained", "partial", "wrong", "unexplained")
+INTEGER_RE = re.compile(r"\d+")
+
+
+@dataclass
+class Entry:
+    file: str
+    index: int
+    source: str
+    categories: tuple[str, ...]
+    family: str
+    extract: tuple[str, ...]
+    message: str
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}#{self.index}"
+
+    @property
+    def held_out(self) -> bool:
+        digest = hashlib.sha1(f"{self.source}\n{self.message}".encode()).digest()
+        return digest[0] % 4 == 0
+
+    @property
+    def negative(self) -> bool:
+        return self.categories == ("none",)
+
+
+@dataclass
+class Result:
+    entry: Entry
+    outcome: str
+    rule: str | None
+    category: str | None
+    missing: tuple[str, ...] = ()
+
+
+def load_corpus(folder: Path = CORPUS) -> list[Entry]:
+    entries = []
+    for path in sorted(folder.glob("*.yaml")):
+        for index, raw in enumerate(yaml.safe_load(path.read_text(encoding="utf-8")) or [], start=1):
+            categories = raw["category"] if isinstance(raw["category"], list) else [raw["category"]]
+            entries.append(Entry(path.name, index, raw["source"], tuple(categories), raw["family"],
+                                 tuple(str(v) for v in raw.get("extract") or ()), raw["message"]))
+    return entries
+
+
+def _flatten(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace("`", "").replace("'", "").replace('"', "")).lower()
+
+
+def value_named(value: str, said: str) -> bool:
+    """A size is named when its numbers appear in order (`3 x 3` is `(3, 3)`); other values as text."""
+    numbers = INTEGER_RE.findall(value)
+    if numbers and not re.search(r"[A-Za-z_]{3,}", value):
+        found = INTEGER_RE.findall(said)
+        width = len(numbers)
+        return any(found[i:i + width] == numbers for i in range(len(found) - width + 1))
+    return _flatten(value) in _flatten(said)
+
+
+def what_was_said(diagnosis) -> str:
+    culprits = " ".join(json.dumps(c, ensure_ascii=False) for c in diagnosis.culprits)
+    return " ".join([diagnosis.title, diagnosis.summary, *diagnosis.fixes, culprits])
+
+
+def judge(entry: Entry) -> Result:
+    from explainer._cli_explain import explain_stream
+
+    diagnoses = explain_stream(io.StringIO(entry.message))
+    answered = next((d for d in diagnoses if d.rule is not None), None)
+    if answered is None:
+        return Result(entry, "explained" if entry.negative else "unexplained", None, None)
+    if entry.negative or answered.category not in entry.categories:
+        return Result(entry, "wrong", answered.rule, answered.category)
+    said = what_was_said(answered)
+    missing = tuple(v for v in entry.extract if not value_named(v, said))
+    return Result(entry, "partial" if missing else "explained", answered.rule, answered.category, missing)
+
+
+def judge_all(entries: list[Entry]) -> list[Result]:
+    return [judge(entry) for entry in entries]
+
+
+def summarise(results: list[Result]) -> dict[str, float]:
+    """Shares of the PyTorch failures (explained, partial, unexplained) and of all messages (wrong)."""
+    positives = [r for r in results if not r.entry.negative]
+    counts = Counter(r.outcome for r in positives)
+    wrong = sum(r.outcome == "wrong" for r in results)
+    total = max(len(positives), 1)
+    return {
+        "messages": len(results),
+        "failures": len(positives),
+        "explained": round(100 * counts["explained"] / total, 1),
+        "right_family": round(100 * (counts["explained"] + counts["partial"]) / total, 1),
+        "unexplained": round(100 * counts["unexplained"] / total, 1),
+        "wrong": round(100 * wrong / max(len(results), 1), 1),
+    }
+
+
+def table(results: list[Result]) -> str:
+    by_family: dict[str, Counter] = defaultdict(Counter)
+    for result in results:
+        by_family[result.entry.categories[0]][result.outcome] += 1
+    lines = [f"{'family':<12} {'n':>5} " + " ".join(f"{o:>12}" for o in OUTCOMES)]
+    for family in sorted(by_family):
+        counts = by_family[family]
+        n = sum(counts.values())
+        lines.append(f"{family:<12} {n:>5} " + " ".join(f"{counts[o]:>12}" for o in OUTCOMES))
+    figures = summarise(results)
+    lines.append("")
+    lines.append(f"{figures['failures']} PyTorch failures, {figures['messages'] - figures['failures']} "
+                 f"negative controls: explained {figures['explained']}% (right family "
+                 f"{figures['right_family']}%), unexplained {figures['unexplained']}%, wrong {figures['wrong']}% "
+                 f"of all messages")
+    return "\n".join(lines)
+
+
+def listing(results: list[Result], outcome: str) -> str:
+    lines = []
+    for r in results:
+        if r.outcome != outcome:
+            continue
+        first = next((line.strip() for line in r.entry.message.splitlines() if line.strip()), "")
+        last = r.entry.message.strip().splitlines()[-1].strip()
+        detail = f" -> {r.rule} ({r.category})" if r.rule else ""
+        if r.missing:
+            detail += f" missing {list(r.missing)}"
+        lines.append(f"{r.entry.where} [{'/'.join(r.entry.categories)} {r.entry.family}]{detail}\n"
+                     f"    {first[:160]}\n" + (f"    ... {last[:160]}\n" if last != first else ""))
+    return "".join(lines) or f"(no {outcome} messages)\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--holdout", action="store_true", help="the held-out quarter instead of the tuning split")
+    parser.add_argument("--list", choices=OUTCOMES, help="print the messages with this outcome")
+    parser.add_argument("--record", action="store_true", help=f"write both splits' figures to {RECORD.name}")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    results = judge_all(load_corpus())
+    chosen = [r for r in results if r.entry.held_out == args.holdout]
+    print(f"== {'held-out' if args.holdout else 'tuning'} split")
+    print(table(chosen))
+    if args.list:
+        print()
+        print(listing(chosen, args.list), end="")
+    if args.record:
+        record = {"all": summarise(results),
+                  "tuning": summarise([r for r in results if not r.entry.held_out]),
+                  "held_out": summarise([r for r in results if r.entry.held_out])}
+        RECORD.write_text(json.dumps(record, indent=2) + "\n")
+        print(f"\nrecorded in {RECORD.relative_to(ROOT)}: all messages {record['all']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
