@@ -55,7 +55,8 @@ class Diagnosis:
     def to_json(self, **extra: Any) -> str:
         data = self.to_dict()
         data.update(extra)
-        return json.dumps(data, ensure_ascii=False, sort_keys=False)
+        # ASCII only: the line must stay valid JSON whatever the stream's encoding (PYTHONIOENCODING=ascii).
+        return json.dumps(data, ensure_ascii=True, sort_keys=False)
 
 
 def _jsonable(value: Any) -> Any:

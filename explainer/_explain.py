@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import time
 import traceback
 from types import TracebackType
@@ -9,14 +10,16 @@ from typing import Any
 
 from ._config import runbook_url
 from ._diagnosis import Diagnosis, Location
+from ._exctext import ExceptionTexts
 from ._inspect import FrameRecord, user_location, walk_traceback
-from ._logscan import WORKER_RE, FoundError, split_embedded
+from ._logscan import WORKER_RE, FoundError, scan, split_embedded
 from ._probes import PROBES, Evidence, ProbeContext
 from ._rulebase import Match, RuleBase, default_rulebase
 from ._templates import render_first
 
 PROBE_BUDGET_S = 2.0
 MAX_CHAIN = 20
+EXCEPTION_GROUP = getattr(builtins, "BaseExceptionGroup", ())  # Python 3.11+
 
 
 def exception_text(exc: BaseException) -> str:
@@ -25,25 +28,40 @@ def exception_text(exc: BaseException) -> str:
 
 
 def exception_chain(exc: BaseException) -> list[BaseException]:
-    """exc, then its causes and contexts, innermost last, without cycles."""
+    """exc, then its causes and contexts, innermost last, then the members of exception groups
+    met on the way (breadth first), without cycles."""
     chain, seen = [], set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen and len(chain) < MAX_CHAIN:
-        seen.add(id(current))
-        chain.append(current)
-        current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+    groups: list[BaseException] = []
+    pending: list[BaseException] = [exc]
+    while pending and len(chain) < MAX_CHAIN:
+        current: BaseException | None = pending.pop(0)
+        while current is not None and id(current) not in seen and len(chain) < MAX_CHAIN:
+            seen.add(id(current))
+            chain.append(current)
+            if isinstance(current, EXCEPTION_GROUP):
+                groups.append(current)
+            current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+        while not pending and groups:
+            members = groups.pop(0).exceptions
+            pending.extend(m for m in members if isinstance(m, BaseException))
     return chain
 
 
-def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: RuleBase | None = None) -> Diagnosis:
-    """Explain a live exception; the torch error inside a chain is the one explained.
+def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: RuleBase | None = None,
+            printed: str | None = None) -> Diagnosis:
+    """Explain a live exception; the torch error inside a chain (or an exception group) is the one explained.
 
-    tb overrides exc.__traceback__ (an excepthook may be handed a trimmed traceback).
+    tb overrides exc.__traceback__ (an excepthook may be handed a trimmed traceback). printed is the
+    traceback Python already wrote, if the caller recorded it: exception texts are read from it
+    rather than computed again (that would run the exception's __str__ a second time).
     """
     rulebase = rulebase or default_rulebase()
     outer_records = walk_traceback(tb if tb is not None else exc.__traceback__)
-    for candidate in exception_chain(exc):
-        text = exception_text(candidate)
+    chain = exception_chain(exc)
+    text_of = ExceptionTexts(chain, printed)
+    child = child_process_location(chain)
+    for candidate in chain:
+        text = text_of(candidate)
         records = outer_records if candidate is exc else walk_traceback(candidate.__traceback__)
         embedded = split_embedded(text)
         if embedded is not None:
@@ -52,8 +70,38 @@ def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: Ru
                 return diagnosis
         found = rulebase.match(text)
         if found is not None:
-            return _diagnose(found, text, records, candidate)
-    return unknown(exception_text(exc), user_location(outer_records))
+            diagnosis = _diagnose(found, text, records, candidate)
+            return _in_child(diagnosis, child) if child is not None else diagnosis
+    diagnosis = unknown(text_of(exc), user_location(outer_records))
+    return _in_child(diagnosis, child) if child is not None else diagnosis
+
+
+def child_process_location(chain: list[BaseException]) -> Location | None:
+    """The child's failing line, for an error a multiprocessing pool or a process pool re-raised.
+
+    Both attach the child's formatted traceback as the cause (RemoteTraceback, whose `tb` attribute
+    is that text); it is read from the instance's own __dict__, so nothing of the user's runs.
+    """
+    for exc in chain:
+        if type(exc).__name__ not in ("RemoteTraceback", "_RemoteTraceback"):
+            continue
+        try:
+            text = object.__getattribute__(exc, "__dict__").get("tb")
+        except (AttributeError, TypeError):
+            continue
+        if isinstance(text, str):
+            found = list(scan(text.strip().strip('"').splitlines()))
+            if found:
+                return found[-1].location()
+    return None
+
+
+def _in_child(diagnosis: Diagnosis, child: Location) -> Diagnosis:
+    """The child's line is where it failed; the parent's line, where the pool re-raised it."""
+    if diagnosis.location is not None:
+        diagnosis.facts["reraised_at"] = diagnosis.location.to_dict()
+    diagnosis.location = child
+    return diagnosis
 
 
 def explain_text(text: str, *, location: Location | None = None, rulebase: RuleBase | None = None,

@@ -53,24 +53,38 @@ def is_installed() -> bool:
 
 def _excepthook(etype: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
     previous = _state["previous"] or sys.__excepthook__
-    previous(etype, value, tb)
-    if not issubclass(etype, (KeyboardInterrupt, SystemExit)):
-        report(value, tb, sys.stderr)
+    if issubclass(etype, (KeyboardInterrupt, SystemExit)):
+        previous(etype, value, tb)
+        return
+    printed = _print_recorded(previous, etype, value, tb)
+    report(value, tb, sys.stderr, printed=printed)
 
 
 def _thread_excepthook(args: Any) -> None:
     previous = _state["previous_thread"] or threading.__excepthook__
-    previous(args)
-    if args.exc_value is not None and not issubclass(args.exc_type, (KeyboardInterrupt, SystemExit)):
-        report(args.exc_value, args.exc_traceback, sys.stderr)
+    if args.exc_value is None or issubclass(args.exc_type, (KeyboardInterrupt, SystemExit)):
+        previous(args)
+        return
+    printed = _print_recorded(previous, args)
+    report(args.exc_value, args.exc_traceback, sys.stderr, printed=printed)
 
 
-def explain(exc: BaseException, tb: TracebackType | None = None):
+def _print_recorded(previous: Callable, *args: Any) -> str | None:
+    """Run the previous hook (Python's traceback), keeping a copy of what it wrote to sys.stderr."""
+    try:
+        from ._exctext import call_recording_stderr
+    except Exception:  # cannot even import: print as if we were not here
+        previous(*args)
+        return None
+    return call_recording_stderr(previous, *args)
+
+
+def explain(exc: BaseException, tb: TracebackType | None = None, printed: str | None = None):
     # Imported at the moment of a crash, so that install() costs almost nothing at start-up.
     with paused_gc():
         from ._explain import explain as explain_exception
 
-        return explain_exception(exc, tb=tb)
+        return explain_exception(exc, tb=tb, printed=printed)
 
 
 def _rule_problems_notice() -> str:
@@ -79,13 +93,17 @@ def _rule_problems_notice() -> str:
     return problems_notice()
 
 
-def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, fmt: str | None = None) -> None:
-    """Write the diagnosis of exc to stream; on any failure of our own, one line and nothing else."""
+def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, fmt: str | None = None,
+           printed: str | None = None) -> None:
+    """Write the diagnosis of exc to stream; on any failure of our own, one line and nothing else.
+
+    printed is the traceback already written for exc, when known: its exception texts are reused.
+    """
     if stream is None:
         return
     try:
         fmt = choose_format(fmt or _state["format"])
-        diagnosis = explain(exc, tb=tb)
+        diagnosis = explain(exc, tb=tb, printed=printed)
         text = render(diagnosis, fmt, stream)
         if diagnosis.internal_errors:
             text += internal_failure_line(diagnosis.internal_errors[0], outcome="partial diagnosis")

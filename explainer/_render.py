@@ -53,6 +53,11 @@ def render_text(diagnosis: Diagnosis, *, colour: bool = False) -> str:
         where = f"{diagnosis.location.file}:{diagnosis.location.line}"
         code = f"   {diagnosis.location.code}" if diagnosis.location.code else ""
         lines.append("  " + style("2", "at ") + style("36", where) + _cap(code))
+    reraised = diagnosis.facts.get("reraised_at")
+    if isinstance(reraised, dict):
+        code = f"   {reraised.get('code')}" if reraised.get("code") else ""
+        lines.append("  " + style("2", "re-raised in the parent process at ")
+                     + style("36", f"{reraised.get('file')}:{reraised.get('line')}") + _cap(code))
     if diagnosis.culprits:
         lines.append("  " + style("1", "culprits:"))
         width = min(max(len(str(c.get("name", ""))) for c in diagnosis.culprits), 40)

@@ -6,8 +6,10 @@ import builtins
 import importlib.machinery
 import io
 import os
+import re
 import signal
 import sys
+import threading
 import types
 
 from ._hook import install
@@ -52,15 +54,94 @@ def _exec_as_main(filename: str) -> None:
     with io.open_code(filename) as handle:
         source = handle.read()
     code = compile(source, filename, "exec", dont_inherit=True)
-    exec(code, main.__dict__)
+    # What a call from the script's top level reads here, measured through the same exec at the same depth.
+    here: list[int | None] = [None]
+    _exec(_PROBE, {"_explainer_depth": here, "_explainer_read": _recursion_depth})
+    _give_back_runner_depth(here[0], _depth_under_python())
+    _exec(code, main.__dict__)
+
+
+def _exec(code: types.CodeType, namespace: dict) -> None:
+    # The script and the depth probe run through this same call, so they sit at the same depth.
+    exec(code, namespace)
+
+
+# --- recursion depth: the script gets exactly the depth `python SCRIPT` would give it ---------------
+
+_HIDDEN_CODE: set[types.CodeType] = set()
+_DEPTH_RE = re.compile(r"depth (\d+)")
+_PROBE = compile("_explainer_depth[0] = _explainer_read()", "<explainer depth probe>", "exec")
+
+
+def _recursion_depth() -> int | None:
+    """The interpreter's own count of the current recursion depth, as setrecursionlimit reports it."""
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(1)
+    except RecursionError as error:
+        found = _DEPTH_RE.search(str(error))
+        return int(found.group(1)) if found else None
+    sys.setrecursionlimit(limit)
+    return None
+
+
+class _FreshStack(threading.Thread):
+    def run(self) -> None:
+        self.depth = _recursion_depth()
+
+
+def _depth_under_python() -> int | None:
+    """What a call from a script's top level reads under plain `python SCRIPT`.
+
+    A new thread's stack starts, like the main module's, in a frame entered from C; its run() sits
+    two inlined calls (_bootstrap_inner, run) above that frame, where a script's own call sits none.
+    """
+    thread = _FreshStack(name="explainer-depth")
+    thread.start()
+    thread.join()
+    depth = getattr(thread, "depth", None)
+    return depth - 2 if depth is not None else None
+
+
+def _give_back_runner_depth(here: int | None, plain: int | None) -> None:
+    """Raise the recursion limit by the runner's own frames, and let the script see the limits it set.
+
+    sys.getrecursionlimit/setrecursionlimit are wrapped so that the script reads and sets the numbers
+    it would under plain Python, and a deep recursion fails at the same depth, with the same traceback.
+    """
+    if here is None or plain is None or here <= plain:
+        return
+    offset = here - plain
+    real_get, real_set = sys.getrecursionlimit, sys.setrecursionlimit
+
+    def getrecursionlimit() -> int:
+        return real_get() - offset
+
+    def setrecursionlimit(limit: int) -> None:
+        real_set(limit + offset if isinstance(limit, int) and limit >= 1 else limit)
+
+    getrecursionlimit.__doc__, setrecursionlimit.__doc__ = real_get.__doc__, real_set.__doc__
+    _HIDDEN_CODE.update((getrecursionlimit.__code__, setrecursionlimit.__code__))
+    real_set(real_get() + offset)
+    sys.getrecursionlimit, sys.setrecursionlimit = getrecursionlimit, setrecursionlimit
 
 
 def _from_script(tb, filename):
-    """Drop the runner's own frames so the traceback starts where `python SCRIPT`'s does."""
+    """Drop the runner's own frames so the traceback is the one `python SCRIPT` prints."""
     current = tb
     while current is not None and current.tb_frame.f_code.co_filename != filename:
         current = current.tb_next
-    return current if current is not None else tb
+    start = current if current is not None else tb
+    # The recursion-limit wrappers are ours too: unlink their entries (a ValueError from
+    # sys.setrecursionlimit(0) must point at the script's line, as it does under Python).
+    entry = start
+    while entry is not None:
+        following = entry.tb_next
+        while following is not None and following.tb_frame.f_code in _HIDDEN_CODE:
+            following = following.tb_next
+        entry.tb_next = following
+        entry = following
+    return start
 
 
 def _die_of_sigint() -> None:
