@@ -98,8 +98,12 @@ def value_named(value: str, said: str) -> bool:
 
 
 def what_was_said(diagnosis) -> str:
+    """Everything the text output shows: title, summary, the 'at' / 'raised in' lines, culprits, fixes."""
     culprits = " ".join(json.dumps(c, ensure_ascii=False) for c in diagnosis.culprits)
-    return " ".join([diagnosis.title, diagnosis.summary, *diagnosis.fixes, culprits])
+    places = [diagnosis.location.to_dict()] if diagnosis.location else []
+    places += [diagnosis.facts[k] for k in ("raised_in", "reraised_at") if isinstance(diagnosis.facts.get(k), dict)]
+    where = " ".join(f"{p['file']}:{p['line']} {p['code']}" for p in places)
+    return " ".join([diagnosis.title, diagnosis.summary, where, *diagnosis.fixes, culprits])
 
 
 def judge(entry: Entry) -> Result:

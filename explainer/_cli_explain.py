@@ -59,8 +59,11 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
     head = stream.read(BLOCK_CHARS)
     blocks = itertools.chain([head], iter(lambda: stream.read(BLOCK_CHARS), ""))
     seen: dict[str, Diagnosis] = {}
+    unexplained_warnings: set[str] = set()
     for found in scan_blocks(blocks):
         key = dedupe_key(found.text)
+        if key in unexplained_warnings:
+            continue
         if key in seen:
             _merge_ranks(seen[key], found.ranks)
             seen[key].facts["occurrences"] = seen[key].facts.get("occurrences", 1) + 1
@@ -68,7 +71,13 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
         if len(seen) >= MAX_DISTINCT:
             continue
         diagnosis = explain_text(found.text, location=found.location())
+        if found.warning and diagnosis.rule is None:
+            # Logs are full of harmless warnings: only the ones a rule explains are news.
+            if len(unexplained_warnings) < MAX_DISTINCT:
+                unexplained_warnings.add(key)
+            continue
         diagnosis.facts["input_line"] = found.line
+        _note_raising_frame(diagnosis, found)
         _merge_ranks(diagnosis, found.ranks)
         seen[key] = diagnosis
     if seen:
@@ -81,6 +90,18 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
             if diagnosis.rule is not None:
                 return [diagnosis]
     return []
+
+
+def _note_raising_frame(diagnosis: Diagnosis, found) -> None:
+    """A pasted traceback's innermost frame (often torch's: `return F.conv2d(...)`), when it is not the
+    user's line already shown as the location: it names the operation that failed."""
+    if not found.frames:
+        return
+    frame = found.frames[-1]
+    where = diagnosis.location
+    if where is not None and (where.file, where.line) == (frame.file, frame.line):
+        return
+    diagnosis.facts["raised_in"] = {"file": frame.file, "line": frame.line, "code": frame.code}
 
 
 def _merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:

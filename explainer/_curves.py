@@ -28,10 +28,14 @@ SPIKE_FACTOR = 1.5          # ... at least this many times the trend's level ...
 SPIKE_MIN_SHARE = 0.1       # ... and by at least this share of the starting loss
 TREND_HALF = (3, 25)        # rolling-median half window: n // 50 points, within these bounds
 MIN_SPIKES = 5              # fewer are a few hard batches, not instability
+MIN_BUMPS = 2               # unstable when at least this many blocks climb back ...
+BUMP_FACTOR = 1.3           # ... this many times above the lowest block before them ...
+BUMP_SIGMAS = 3.0           # ... beyond what the block median's own noise explains ...
+BUMP_MIN_SHARE = 0.1        # ... and by this share of the starting loss
 DIVERGE_KEEP = 0.5          # unstable when the curve gives back this share of its drop ...
 DIVERGE_RISE = 1.3          # ... and ends this many times above its best level
 UNDERFIT_DROP = 0.10        # a training loss that fell less than this fraction barely moved
-OVERFIT_RISE = 0.05         # validation this far above its best (relative) ...
+OVERFIT_RISE = 0.15         # validation this far above its best (relative) ...
 OVERFIT_SIGMAS = 3.0        # ... and beyond its own noise
 
 
@@ -170,9 +174,13 @@ def classify(history: History) -> CurveReport:
 
     fell = start - best
     gave_back = (end - best) / fell if fell > 0 else 0.0
-    diverging = best_index < len(smooth) - 2 and best > 0 and end > DIVERGE_RISE * best and (
-        fell <= 0 or gave_back >= DIVERGE_KEEP)
-    if len(spikes) >= max(MIN_SPIKES, len(losses) // 100) or diverging:
+    # Climbed back after falling, or ended well above where it started (it blew up within the first block).
+    diverging = (best_index < len(smooth) - 2 and best > 0 and end > DIVERGE_RISE * best and (
+        fell <= 0 or gave_back >= DIVERGE_KEEP)) or (start > 0 and end > DIVERGE_RISE * start)
+    bumps = _bumps(smooth_steps, smooth, sigma if relative else None, width, start)
+    if bumps:
+        facts["bump_steps"] = [_num(s) for s in bumps[:5]]
+    if len(spikes) >= max(MIN_SPIKES, len(losses) // 100) or diverging or len(bumps) >= MIN_BUMPS:
         facts["curve"] = "unstable"
         if diverging:
             facts["rise_from_best_pct"] = _pct(end / best - 1)
@@ -223,6 +231,23 @@ def _overfitting(history: History, steps: list[float], losses: list[float], fact
     facts["train_drop_after_best_pct"] = _pct((train_then - train_now) / max(abs(train_then), 1e-12))
     facts["gap"] = _sig(final - train_now)
     return train_now < train_then
+
+
+def _bumps(steps: list[float], smooth: list[float], sigma: float | None, width: int, start: float) -> list[float]:
+    """Blocks whose median jumped well above the lowest block before them: the loss went back up for a
+    whole block, not for one batch. The bar is a factor (BUMP_FACTOR) and, for noisy short curves, the
+    spread a median of `width` noisy points has (BUMP_SIGMAS of it), in log space when losses are positive."""
+    if sigma is None or len(smooth) < 4:
+        return []
+    bar = max(math.log(BUMP_FACTOR), BUMP_SIGMAS * 1.2533 * sigma / math.sqrt(width))
+    # Both sides are medians of three neighbouring blocks: one low or high block is noise, not a level.
+    levels = _rolling_median(smooth, 1, shrink=True)
+    out, lowest = [], levels[0]
+    for step, level in zip(steps[1:], levels[1:]):
+        if lowest > 0 and level > 0 and math.log(level / lowest) > bar and level - lowest > BUMP_MIN_SHARE * abs(start):
+            out.append(step)
+        lowest = min(lowest, level)
+    return out
 
 
 def _first_non_finite(history: History) -> tuple[float, str, str] | None:
@@ -344,4 +369,4 @@ def plot(history: History, report: CurveReport, out: str | Path, *, title: str |
     if axes.get_legend_handles_labels()[0]:
         axes.legend(loc="best", fontsize=8)
     figure.tight_layout()
-    figure.savefig(str(out), format="png")
+    figure.savefig(str(out), format="png", metadata={"Software": None})

@@ -29,9 +29,14 @@ class _Recorder:
         self._stream = stream
         self._parts: list[str] = []
         self._size = 0
+        self.failed = False  # the stream refused Python's own traceback (a closed pipe)
 
     def write(self, text: str) -> int:
-        written = self._stream.write(text)
+        try:
+            written = self._stream.write(text)
+        except BaseException:
+            self.failed = True
+            raise
         if isinstance(text, str) and self._size <= MAX_RECORDED_CHARS:
             self._parts.append(text)
             self._size += len(text)
@@ -44,12 +49,13 @@ class _Recorder:
         return "".join(self._parts) if self._size <= MAX_RECORDED_CHARS else None
 
 
-def call_recording_stderr(hook: Callable[..., Any], *args: Any) -> str | None:
-    """Run hook(*args) with writes to sys.stderr recorded; returns what it wrote (None if unknowable)."""
+def call_recording_stderr(hook: Callable[..., Any], *args: Any) -> tuple[str | None, bool]:
+    """Run hook(*args) with writes to sys.stderr recorded: (what it wrote or None if unknowable,
+    whether the stream refused any of it)."""
     stream = sys.stderr
     if stream is None:
         hook(*args)
-        return None
+        return None, False
     recorder = _Recorder(stream)
     sys.stderr = recorder
     try:
@@ -57,7 +63,7 @@ def call_recording_stderr(hook: Callable[..., Any], *args: Any) -> str | None:
     finally:
         if sys.stderr is recorder:
             sys.stderr = stream
-    return recorder.text()
+    return recorder.text(), recorder.failed
 
 
 def qualified_type_name(exc: BaseException) -> str:

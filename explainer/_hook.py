@@ -56,8 +56,9 @@ def _excepthook(etype: type[BaseException], value: BaseException, tb: TracebackT
     if issubclass(etype, (KeyboardInterrupt, SystemExit)):
         previous(etype, value, tb)
         return
-    printed = _print_recorded(previous, etype, value, tb)
-    report(value, tb, sys.stderr, printed=printed)
+    printed, refused = _print_recorded(previous, etype, value, tb)
+    if not refused:  # a stream that refused Python's traceback gets nothing more from us
+        report(value, tb, sys.stderr, printed=printed)
 
 
 def _thread_excepthook(args: Any) -> None:
@@ -65,17 +66,18 @@ def _thread_excepthook(args: Any) -> None:
     if args.exc_value is None or issubclass(args.exc_type, (KeyboardInterrupt, SystemExit)):
         previous(args)
         return
-    printed = _print_recorded(previous, args)
-    report(args.exc_value, args.exc_traceback, sys.stderr, printed=printed)
+    printed, refused = _print_recorded(previous, args)
+    if not refused:
+        report(args.exc_value, args.exc_traceback, sys.stderr, printed=printed)
 
 
-def _print_recorded(previous: Callable, *args: Any) -> str | None:
+def _print_recorded(previous: Callable, *args: Any) -> tuple[str | None, bool]:
     """Run the previous hook (Python's traceback), keeping a copy of what it wrote to sys.stderr."""
     try:
         from ._exctext import call_recording_stderr
     except Exception:  # cannot even import: print as if we were not here
         previous(*args)
-        return None
+        return None, False
     return call_recording_stderr(previous, *args)
 
 
@@ -115,9 +117,22 @@ def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, 
     try:
         stream.write(text)
         stream.flush()
+    except BrokenPipeError:
+        # The reader left after Python's traceback: what we could not write must not fail Python's
+        # own flush at exit (status 120 instead of Python's), so the rest goes nowhere.
+        _discard_rest(stream)
     except Exception as error:
         try:
             stream.write("\n" + internal_failure_line(f"cannot write the diagnosis: {type(error).__name__}"))
             stream.flush()
         except Exception:
             pass
+
+
+def _discard_rest(stream: TextIO) -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

@@ -39,18 +39,39 @@ CONTINUATION_PREFIXES = (PREFIX_RES[-1],)  # a quoted line continues the quote; 
 MARKER_RES = [
     re.compile(r"(?:\[Rank (?P<rank>\d+)\]\s*)?(?:NCCL watchdog thread terminated with exception: "
                r"(?:\[Rank \d+\]\s*)?)?(?P<message>Watchdog caught collective operation timeout: .*)"),
+    # A DataLoader worker's dying words, written by its signal handler.
+    re.compile(r"(?P<message>Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker.*)"),
+    # A CUDA kernel's own assertion, printed (once per thread) before "device-side assert triggered".
+    re.compile(r"(?P<message>[^\s`]*\.cuh?:\d+:.*?Assertion\s*`.*?`\s*failed\.?)"),
+]
+# Records that begin without a 'SomeError:' line and may go on over the next lines: a warning as
+# `warnings` prints it ("path.py:12: UserWarning: text"), VS Code's "Exception has occurred: Type".
+# The 'message' group is where the explained text starts.
+OPENER_RES = [
+    re.compile(r"^\S.*?\.py:\d+: (?P<message>[A-Z]\w*Warning:.*)$"),
+    re.compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*$"),
 ]
 # Anything that could begin an error: a block of log without any of these is skipped unread.
-TRIGGER_RE = re.compile(r"Traceback|Error|Exception|Interrupt|Exit|Failure|Warning|Watchdog caught")
+# A frame line counts: pasted tracebacks often lose their first line.
+TRIGGER_RE = re.compile(r"Traceback|Error|Exception|Interrupt|Exit|Failure|Warning|Watchdog caught|Assertion|发生异常"
+                        r'|File "|\.py(?::\d+,)? in ')
 MAX_PENDING_CHARS = 1 << 20
 STALE_LINES = 256
 INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
 MAX_STREAMS = 1024
 TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
-FRAME_RE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+FRAME_RE = re.compile(r'^\s*`?\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+# IPython and Jupyter: "File ~/x/linear.py:114, in Linear.forward(self, input)" (IPython 8) or
+# "~/x/linear.py in forward(self, input)" (IPython 7), then numbered context lines and an arrow at the line.
+IPYTHON_FRAME_RES = [
+    re.compile(r'^\s*File (?P<file>[^"\s][^,"]*?\.py):(?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
+    re.compile(r'^(?P<file>[^\s"]+\.py) in (?P<func>[\w<>.]+)\(.*$'),
+]
+ARROW_RE = re.compile(r"^\s*-*>\s*(?P<line>\d+)\s(?P<code>.*)$")
+CONTEXT_LINE_RE = re.compile(r"^\s*\d+(?:\s|$)")
 EXCEPTION_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning)|Exception|"
-    r"OutOfMemoryError|AcceleratorError))(?::\s?(?P<msg>.*))?$")
+    r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
 CHAIN_RE = re.compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
 EMBEDDED_RE = re.compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent call last\):\s*\n(?P<rest>.*)\Z", re.S)
 WORKER_RE = re.compile(r"in DataLoader worker process (?P<worker>\d+)")
@@ -59,6 +80,7 @@ DEDUPE_RES = [
     (re.compile(r"(?i)\b(rank|process|pid)\s*[=:]?\s*\d+"), r"\1 N"),
     (re.compile(r"\bpid\(s\) [\d, ]+"), "pid(s) N"),
     (re.compile(r"\bran for \d+ milliseconds"), "ran for N milliseconds"),
+    (re.compile(r"block: \[[\d,\s]+\], thread: \[[\d,\s]+\]"), "block: N, thread: N"),
 ]
 
 
@@ -68,6 +90,7 @@ class Frame:
     line: int
     func: str = ""
     code: str = ""
+    ipython: bool = False  # numbered context lines follow, and an arrow marks the failing one
 
 
 @dataclass
@@ -79,6 +102,7 @@ class FoundError:
     line: int = 0  # 1-based line in the input where it starts
     ranks: list[int] = field(default_factory=list)
     count: int = 1
+    warning: bool = False  # a warning is worth reporting only when a rule explains it
 
     def location(self) -> Location | None:
         return frames_location(self.frames)
@@ -149,18 +173,24 @@ class _Stream:
     def finish(self) -> FoundError | None:
         done = self.current
         if done is not None:
-            done.text = "\n".join(self.lines).rstrip()[:MAX_MESSAGE_CHARS]
+            lines = self.lines
+            if len(lines) > 1 and ":" not in lines[0]:
+                # VS Code's "Exception has occurred: RuntimeError" puts the message on the next line.
+                lines = [f"{lines[0]}: {lines[1].strip()}", *lines[2:]]
+            done.text = "\n".join(lines).rstrip()[:MAX_MESSAGE_CHARS]
         self.current, self.lines, self.embedded_depth = None, [], 0
         return done
 
     def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
         stripped = line.strip()
         header = exception_header(line)
-        marker = None if header else marker_match(line)
+        opener = None if header else opener_match(line)
+        marker = None if header or opener else marker_match(line)
         if self.current is not None:
             ends = (not stripped and not self.embedded_depth) or TRACEBACK_RE.match(line) or CHAIN_RE.match(line) \
                 or line.startswith("```") or len(self.lines) >= MAX_MESSAGE_LINES \
-                or new_record or marker is not None or (header is not None and not self.embedded_depth)
+                or new_record or marker is not None or opener is not None \
+                or (header is not None and not self.embedded_depth)
             if not ends:
                 if stripped.startswith("Original Traceback (most recent call last)"):
                     self.embedded_depth = 1
@@ -174,11 +204,19 @@ class _Stream:
         if TRACEBACK_RE.match(line):
             self.in_traceback, self.frames = True, []
             return
+        frame = None if header else frame_match(line)
+        if frame is not None and not self.in_traceback:
+            self.in_traceback, self.frames = True, []  # a traceback pasted without its first lines
         if self.in_traceback and header is None:
-            frame = FRAME_RE.match(line)
-            if frame:
-                self.frames.append(Frame(frame.group("file"), int(frame.group("line")),
-                                         (frame.group("func") or "").strip()))
+            if frame is not None:
+                self.frames.append(frame)
+                return
+            arrow = ARROW_RE.match(line)
+            if arrow and self.frames and self.frames[-1].ipython:
+                self.frames[-1].line = self.frames[-1].line or int(arrow.group("line"))
+                self.frames[-1].code = arrow.group("code").strip()
+                return
+            if self.frames and self.frames[-1].ipython and CONTEXT_LINE_RE.match(line):
                 return
             if line.startswith("    ") and self.frames and not self.frames[-1].code:
                 self.frames[-1].code = stripped
@@ -186,9 +224,11 @@ class _Stream:
             if not stripped or set(stripped) <= set("^~ "):
                 return
         ranks = [rank] if rank is not None else []
-        if header:
-            self.current = FoundError("", self.frames if self.in_traceback else [], number, ranks)
-            self.lines = [stripped]
+        if header or opener:
+            first = stripped if header else opener.group("message").strip()
+            warning = _is_warning(header.group("type") if header else first.split(":", 1)[0])
+            self.current = FoundError("", self.frames if self.in_traceback else [], number, ranks, warning=warning)
+            self.lines = [first]
             self.in_traceback, self.frames = False, []
             return
         if marker is not None:
@@ -205,12 +245,38 @@ class _Stream:
                 yield FoundError(inline.group(1).strip(), [], number, ranks)
 
 
+def frame_match(line: str) -> Frame | None:
+    found = FRAME_RE.match(line)
+    if found:
+        return Frame(found.group("file"), int(found.group("line")), (found.group("func") or "").strip())
+    for pattern in IPYTHON_FRAME_RES:
+        found = pattern.match(line)
+        if found:
+            number = found.groupdict().get("line")
+            return Frame(found.group("file"), int(number) if number else 0, (found.group("func") or "").strip(),
+                         ipython=True)
+    return None
+
+
+def opener_match(line: str) -> re.Match | None:
+    return _first_match(OPENER_RES, line)
+
+
 def marker_match(line: str) -> re.Match | None:
-    for pattern in MARKER_RES:
+    return _first_match(MARKER_RES, line)
+
+
+def _first_match(patterns: list[re.Pattern], line: str) -> re.Match | None:
+    # The opener patterns anchor themselves with ^; markers may sit anywhere in the line.
+    for pattern in patterns:
         found = pattern.search(line)
         if found:
             return found
     return None
+
+
+def _is_warning(error_type: str) -> bool:
+    return error_type.endswith("Warning")
 
 
 class _Scanner:

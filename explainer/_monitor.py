@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import statistics
 from collections import deque
 from pathlib import Path
@@ -32,6 +33,12 @@ if TYPE_CHECKING:
     import torch
 
 VANISH_RATIO = 1e-3       # early layers' gradient RMS this far below the later layers' ...
+EARLY_SYNCS = (20,)       # an extra read of the figures, so a short run gets its gradient verdict by step 20
+MIN_VANISH_ROWS = 3       # steps of per-layer norms a vanishing verdict needs
+MIN_WEIGHT_LAYERS = 3     # a verdict about "early against late" layers needs at least this many
+EXPLODE_SINCE_FACTOR = 10.0   # an explosion is dated from the first step at 10x the healthy norm
+EXPLODE_REF_SKIP = 3      # the healthy reference leaves out the latest steps, so a climb over a few steps shows
+NORM_WINDOW = 20          # steps of total norm in the healthy reference
 MIN_UPDATE_RATIO = 1e-4   # ... or updates this small against the weights: the loss is stuck for a reason
 HEALTHY_UPDATE_RATIO = 1e-3
 GROUP_WINDOW = 200
@@ -53,8 +60,6 @@ class TrainingMonitor:
                  measure_updates: bool = True):
         import torch
 
-        from ._nanloc import param_owner
-
         if check_every < 1:
             raise ValueError("check_every must be at least 1")
         self.model = model
@@ -70,15 +75,26 @@ class TrainingMonitor:
         named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
         self._names = [n for n, _ in named]
         self._params = [p for _, p in named]
-        self.group_names: list[str] = []
-        group_of: list[int] = []
-        for name in self._names:
-            owner = param_owner(name)
-            if owner not in self.group_names:
-                self.group_names.append(owner)
-            group_of.append(self.group_names.index(owner))
         modules = dict(model.named_modules())
-        self.group_types = [type(modules[name]).__name__ if name in modules else "?" for name in self.group_names]
+        self.group_names: list[str] = []
+        self.group_types: list[str] = []
+        self.group_params: list[list[str]] = []
+        weight_groups: set[int] = set()
+        group_of: list[int] = []
+        for name, param in named:
+            owner, key = layer_key(name, modules)
+            if key not in self.group_names:
+                self.group_names.append(key)
+                self.group_types.append(type(modules[owner]).__name__ if owner in modules else "?")
+                self.group_params.append([])
+            index = self.group_names.index(key)
+            group_of.append(index)
+            self.group_params[index].append(name)
+            if param.dim() >= 2 and self.group_types[index] not in SPARSE_TYPES:
+                weight_groups.add(index)
+        # Layers with a matrix or kernel (Linear, Conv, RNN layers): the ones whose gradients are compared.
+        self._weight_groups = sorted(weight_groups)
+        self._modules = modules
         self._device = self._params[0].device if self._params else torch.device("cpu")
         groups = len(self.group_names)
         onehot = torch.zeros(groups, len(self._params), dtype=torch.float64)
@@ -103,6 +119,8 @@ class TrainingMonitor:
         self.val_losses: list[float] = []
         self._new_val: list[tuple[int, float]] = []
         self._group_window: deque[list[float]] = deque(maxlen=GROUP_WINDOW)
+        self._recent_sq: deque[float] = deque(maxlen=NORM_WINDOW)  # eager path: squared total norms
+        self._early_syncs = {n for n in EARLY_SYNCS if n < self.check_every}
         self._snapshot: list[torch.Tensor] | None = None
         self._update_sq: tuple[torch.Tensor, torch.Tensor] | None = None
         self.update_ratio: float | None = None
@@ -149,11 +167,29 @@ class TrainingMonitor:
         self._pos += 1
         if self._snapshot is not None:
             self._measure_update()
-        if self._pos == self.check_every or (self._eager_finite_check and not math.isfinite(row.sum().item())):
+        # Reads stay on the multiples of check_every after the early ones, so the schedule is the same
+        # for every run length.
+        if self._pos == self.check_every or self._count % self.check_every == 0 or self._count in self._early_syncs \
+                or (self._eager_finite_check and self._suspicious(row)):
             self._sync()
-        if self._want_update and self._pos == self.check_every - 1 and not self._stopped:
+        due_next = self._pos == self.check_every - 1 or (self._count + 1) % self.check_every == 0
+        if self._want_update and due_next and not self._stopped:
             with torch.no_grad():
                 self._snapshot = torch._foreach_mul([p.detach() for p in self._params], 1.0)
+
+    def _suspicious(self, row: torch.Tensor) -> bool:
+        """On CPU, one read of this step's row: non-finite, or a total norm far above the recent ones."""
+        values = row.tolist()
+        total_sq = math.fsum(values[1:])
+        if not math.isfinite(values[0] + total_sq):
+            return True
+        recent = self._recent_sq
+        jump = False
+        if recent and "signal.exploding_gradients" not in self._raised:
+            reference = _healthy(list(recent))
+            jump = total_sq > min(self.jump_factor ** 2, EXPLODE_SINCE_FACTOR ** 2) * reference
+        recent.append(total_sq)
+        return jump
 
     def _subset(self, grads: list[torch.Tensor | None]) -> torch.Tensor:
         """Some parameters got no gradient this step (unused branch): fold only the others."""
@@ -229,13 +265,37 @@ class TrainingMonitor:
             return
         for i in range(chunk_start, len(self.steps)):
             if not (math.isfinite(self.losses[i]) and math.isfinite(self.grad_norms[i])):
+                if i == len(self.steps) - 1 and self._norm_overflowed(i, chunk_squares[i - chunk_start]):
+                    break  # the gradients are finite, only their float32 norm was not: an explosion
                 self._non_finite(i, chunk_squares[i - chunk_start], detected_at=steps[-1])
                 return
         self._check_exploding(chunk_start, chunk_squares, previous)
+        self._check_vanishing(chunk_squares)
         due = len(self.steps) - self._analysed_at >= max(self.check_every, len(self.steps) // 20)
         if force_curve or due:
             self._analysed_at = len(self.steps)
             self._check_curve()
+
+    def _norm_overflowed(self, index: int, squares: list[float]) -> bool:
+        """A finite loss with every gradient finite but a non-finite float32 norm: recompute the norms in
+        float64 (once, on this step) and keep them."""
+        import torch
+
+        if not math.isfinite(self.losses[index]):
+            return False
+        grads = [(n, p.grad) for n, p in zip(self._names, self._params)]
+        with torch.no_grad():
+            # Element-wise, not through a float32 norm (which is what overflowed).
+            if not all(bool(torch.isfinite(g).all()) for _, g in grads if g is not None):
+                return False
+            exact = [float(g.detach().double().norm()) ** 2 if g is not None else 0.0 for _, g in grads]
+        group = [0.0] * len(self.group_names)
+        for (name, _), value in zip(grads, exact):
+            group[self.group_names.index(layer_key(name, self._modules)[1])] += value
+        squares[:] = group
+        self.grad_norms[index] = math.sqrt(sum(group))
+        self._group_window[-1] = group
+        return math.isfinite(self.grad_norms[index])
 
     def _non_finite(self, index: int, squares: list[float], detected_at: int) -> None:
         from ._nanloc import locate
@@ -256,35 +316,147 @@ class TrainingMonitor:
         if self.optimizer is not None:
             facts["lr"] = _lr(self.optimizer)
         self._stopped = True
-        self._raise("signal.nan_located" if "module" in facts else "signal.non_finite", facts, found["culprits"])
+        rule_id = "signal.nan_located" if "module" in facts else "signal.non_finite"
+        exploded = self._exploded_before(index, squares)
+        if exploded is None:
+            self._raise(rule_id, facts, found["culprits"])
+            return
+        self._raise_after_explosion(rule_id, facts, found["culprits"], exploded)
+
+    def _exploded_before(self, index: int, squares: list[float]) -> dict[str, Any] | None:
+        """Facts about an explosion that led to the non-finite step: the norm climbed 10x+ over its healthy
+        level in the steps just before (or was already reported)."""
+        baseline = self._reference(index - 1) if index >= 2 else None
+        last = self.grad_norms[index - 1] if index else math.nan
+        reported = "signal.exploding_gradients" in self._raised
+        climbed = baseline and math.isfinite(last) and last > EXPLODE_SINCE_FACTOR * baseline
+        huge = math.isfinite(last) and last > self.max_grad_norm
+        if not (reported or climbed or huge):
+            return None
+        facts = self._explosion_facts(index, baseline, squares)
+        if "since_step" not in facts:
+            since = index - 1
+            while since > 0 and self.max_grad_norm < self.grad_norms[since - 1] < math.inf:
+                since -= 1
+            facts["since_step"] = self.steps[since]
+        facts["max_grad_norm"] = _sig(self.max_grad_norm)
+        return facts
+
+    def _raise_after_explosion(self, rule_id: str, facts: dict[str, Any], culprits: list[dict[str, Any]],
+                               exploded: dict[str, Any]) -> None:
+        """The NaN diagnosis, led by what the exploding-gradients rule says about the climb before it."""
+        from ._explain import diagnose_signal
+
+        explosion = diagnose_signal("signal.exploding_gradients",
+                                    dict(exploded, nan_step=facts["step"], step=facts["step"]))
+        facts.update({f"exploded_{k}" if k in ("since_step", "norm_history", "median_grad_norm", "clip_to") else k:
+                      v for k, v in exploded.items() if k not in facts})
+        facts["exploded_first"] = True
+        self._raised.add(rule_id)
+        diagnosis = diagnose_signal(rule_id, facts, culprits=culprits)
+        diagnosis.summary = f"{explosion.summary} {diagnosis.summary}"
+        diagnosis.fixes = explosion.fixes + [f for f in diagnosis.fixes if f not in explosion.fixes]
+        self.diagnoses.append(diagnosis)
+        if self.on_diagnosis is not None:
+            self.on_diagnosis(diagnosis)
+
+    def _reference(self, index: int) -> float | None:
+        """The healthy total norm before step `index`: the median of the recent finite norms, leaving out the
+        last few so that a climb over a few steps is measured against where it started."""
+        window = [g for g in self.grad_norms[max(0, index - NORM_WINDOW):index] if math.isfinite(g)]
+        return _healthy(window) if window else None
 
     def _check_exploding(self, start: int, chunk_squares: list[list[float]], previous: list[float]) -> None:
         if "signal.exploding_gradients" in self._raised:
             return
-        baseline = statistics.median(previous) if len(previous) >= 10 else None
         for i in range(start, len(self.steps)):
             total = self.grad_norms[i]
-            over = total > self.max_grad_norm
-            jump = baseline is not None and baseline > 0 and total > self.jump_factor * baseline
+            baseline = self._reference(i)
+            if baseline is None or not baseline > 0:
+                continue
+            # Large but steady norms are a scale, not an explosion: the absolute threshold needs a climb too.
+            over = total > self.max_grad_norm and total > EXPLODE_SINCE_FACTOR * baseline
+            jump = total > self.jump_factor * baseline
             if not (over or jump):
                 continue
-            squares = chunk_squares[i - start]
-            largest = max(range(len(squares)), key=squares.__getitem__) if squares else None
-            facts: dict[str, Any] = {"step": self.steps[i], "grad_norm": _sig(total),
-                                     "max_grad_norm": _sig(self.max_grad_norm),
-                                     "clip_to": _sig(baseline * 2 if baseline else self.max_grad_norm / 10)}
-            if baseline is not None:
-                facts["median_grad_norm"] = _sig(baseline)
-                facts["jump_orders"] = round(math.log10(total / baseline), 1) if baseline > 0 else None
-            if largest is not None:
-                facts["largest_group"] = self.group_names[largest] or "(root)"
-                facts["largest_type"] = self.group_types[largest]
-                facts["largest_group_norm"] = _sig(math.sqrt(squares[largest]))
-            if self.optimizer is not None:
-                facts["lr"] = _lr(self.optimizer)
-            facts = {k: v for k, v in facts.items() if v is not None}
-            self._raise("signal.exploding_gradients", facts)
+            facts = self._explosion_facts(i, baseline, chunk_squares[i - start])
+            facts.update(step=self.steps[i], grad_norm=_sig(total), max_grad_norm=_sig(self.max_grad_norm))
+            self._raise("signal.exploding_gradients", {k: v for k, v in facts.items() if v is not None})
             return
+
+    def _explosion_facts(self, index: int, baseline: float | None, squares: list[float]) -> dict[str, Any]:
+        """Since when the norm climbs, its recent history, the layer growing fastest and a clipping value."""
+        facts: dict[str, Any] = {"clip_to": _sig(baseline * 2 if baseline else self.max_grad_norm / 10)}
+        first = max(0, index - 5)
+        facts["norm_history"] = ", ".join(f"{self.steps[j]}: {_sig(self.grad_norms[j])}" for j in range(first, index + 1))
+        if self.optimizer is not None:
+            facts["lr"] = _lr(self.optimizer)
+        if baseline is None or baseline <= 0:
+            return facts
+        facts["median_grad_norm"] = _sig(baseline)
+        total = self.grad_norms[index]
+        if math.isfinite(total):
+            facts["jump_orders"] = round(math.log10(total / baseline), 1)
+        since = index
+        while since > 0 and math.isfinite(self.grad_norms[since - 1]) and \
+                self.grad_norms[since - 1] > EXPLODE_SINCE_FACTOR * baseline:
+            since -= 1
+        facts["since_step"] = self.steps[since]
+        rows = list(self._group_window)
+        offset = len(self.steps) - len(rows)
+        reference = [r for r in rows[max(0, index - NORM_WINDOW - offset):max(0, since - offset)]
+                     if all(math.isfinite(v) for v in r)]
+        if not (squares and reference):
+            largest = max(range(len(squares)), key=squares.__getitem__) if squares else None
+            growth = None
+        else:
+            before = [statistics.median(col) for col in zip(*reference)]
+            growth = [s / b if b > 0 else (math.inf if s > 0 else 0.0) for s, b in zip(squares, before)]
+            # Among the layers carrying a real share of the norm, the one whose norm grew the most.
+            share = [g for g in range(len(squares)) if squares[g] >= 1e-2 * max(squares)]
+            largest = max(share, key=lambda g: growth[g]) if share else None
+        if largest is not None:
+            facts["largest_group"] = self.group_names[largest] or "(root)"
+            facts["largest_type"] = self.group_types[largest]
+            facts["largest_group_norm"] = _sig(math.sqrt(squares[largest])) if math.isfinite(squares[largest]) else None
+            facts["largest_params"] = ", ".join(self.group_params[largest][:4])
+            if growth is not None and math.isfinite(growth[largest]) and growth[largest] > 0:
+                facts["largest_growth_orders"] = round(0.5 * math.log10(growth[largest]), 1)
+        return facts
+
+    def _check_vanishing(self, chunk_squares: list[list[float]]) -> None:
+        """Early layers' gradient RMS orders of magnitude below the last layers', from the steps just read."""
+        if self._raised & STUCK or len(self._weight_groups) < MIN_WEIGHT_LAYERS:
+            return
+        if len(self.steps) - len(chunk_squares) >= EARLY_SYNCS[-1]:
+            return  # later on, vanishing is judged with the loss (`_stuck`): a dying layer is not always this
+        recent = list(self._group_window)[-max(len(chunk_squares), EARLY_SYNCS[-1]):]
+        rows = [r for r in recent if all(math.isfinite(v) for v in r)]
+        if len(rows) < MIN_VANISH_ROWS:
+            return
+        rms = [math.sqrt(statistics.fmean(r[g] for r in rows) / max(self._group_numel[g], 1))
+               for g in self._weight_groups]
+        found = vanishing_layers(rms)
+        if found is None:
+            return
+        low, late = found
+        groups = self._weight_groups
+        early, last = groups[low[0]], groups[late]
+        facts: dict[str, Any] = {
+            "step": self.steps[-1], "steps_measured": len(rows),
+            "early_group": self.group_names[early] or "(root)", "early_type": self.group_types[early],
+            "early_grad_rms": _sig(rms[low[0]]), "late_group": self.group_names[last] or "(root)",
+            "late_type": self.group_types[last], "late_grad_rms": _sig(rms[late]),
+            "grad_ratio": _sig(rms[low[0]] / rms[late]), "orders": round(math.log10(rms[late] / min(rms[i] for i in low if rms[i] > 0)), 1),
+            "vanishing_count": len(low), "weight_layers": len(groups),
+            "vanishing_layers": ", ".join(self.group_names[groups[i]] or "(root)" for i in low[:6])
+                                + (", ..." if len(low) > 6 else ""),
+            "vanishing_params": ", ".join(n for i in low[:3] for n in self.group_params[groups[i]])
+                                + (", ..." if len(low) > 3 else ""),
+            "recurrent": any(self.group_types[groups[i]] in RECURRENT_TYPES for i in low)}
+        if self.optimizer is not None:
+            facts["lr"] = _lr(self.optimizer)
+        self._raise("signal.vanishing_gradients", facts)
 
     def _check_curve(self) -> None:
         report = classify(self.history)
@@ -377,6 +549,41 @@ class TrainingMonitor:
 
 
 STUCK = {"signal.vanishing_gradients", "signal.lr_too_low", "signal.underfitting"}
+SPARSE_TYPES = {"Embedding", "EmbeddingBag"}  # a gradient on the rows used only: not comparable per element
+RECURRENT_TYPES = {"RNN", "LSTM", "GRU"}
+_RNN_LAYER = re.compile(r"_l(\d+)(?:_reverse)?$")
+
+
+def layer_key(name: str, modules: dict[str, Any]) -> tuple[str, str]:
+    """(owning module path, layer name) of a parameter; each layer of a multi-layer RNN is a layer of its own."""
+    from torch import nn
+
+    owner = name.rsplit(".", 1)[0] if "." in name else ""
+    found = _RNN_LAYER.search(name)
+    if found and isinstance(modules.get(owner), nn.RNNBase) and getattr(modules[owner], "num_layers", 1) > 1:
+        return owner, f"{owner}.l{found.group(1)}" if owner else f"l{found.group(1)}"
+    return owner, owner
+
+
+def vanishing_layers(rms: list[float], ratio: float = VANISH_RATIO) -> tuple[list[int], int] | None:
+    """Given weight layers' gradient RMS in model order: (the layers at or below ratio x the largest of the last
+    third, that largest one) when the first layer is among them; None when the gradient is even enough."""
+    late_start = len(rms) - max(1, len(rms) // 3)
+    late = max(range(late_start, len(rms)), key=rms.__getitem__)
+    top = rms[late]
+    low = [i for i in range(late_start) if rms[i] <= ratio * top]
+    # An exactly-zero gradient counts (it underflowed) only next to layers that show the decay: a first layer
+    # that no gradient reaches at all (unused, detached) is another problem.
+    if not (top > 0 and low and low[0] == 0 and any(rms[i] > 0 for i in low)):
+        return None
+    return low, late
+
+
+def _healthy(values: list[float]) -> float:
+    """Median of a window of norms, leaving out its latest few when there are enough before them."""
+    if len(values) > EXPLODE_REF_SKIP + 1:
+        values = values[:-EXPLODE_REF_SKIP]
+    return statistics.median(values)
 
 
 class _Log:

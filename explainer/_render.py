@@ -53,6 +53,11 @@ def render_text(diagnosis: Diagnosis, *, colour: bool = False) -> str:
         where = f"{diagnosis.location.file}:{diagnosis.location.line}"
         code = f"   {diagnosis.location.code}" if diagnosis.location.code else ""
         lines.append("  " + style("2", "at ") + style("36", where) + _cap(code))
+    raised_in = diagnosis.facts.get("raised_in")
+    if isinstance(raised_in, dict):
+        code = f"   {raised_in.get('code')}" if raised_in.get("code") else ""
+        lines.append("  " + style("2", "raised in ") + style("36", f"{raised_in.get('file')}:{raised_in.get('line')}")
+                     + _cap(code))
     reraised = diagnosis.facts.get("reraised_at")
     if isinstance(reraised, dict):
         code = f"   {reraised.get('code')}" if reraised.get("code") else ""

@@ -370,6 +370,7 @@ def write_figures(docs: Path) -> dict:
             "ReLU, default init": curves.layer_gradient_norms(nn.ReLU),
             "ReLU, Kaiming init": curves.layer_gradient_norms(nn.ReLU, kaiming=True),
         }
+        curves.write_signal_figures(folder)  # one real run per curve verdict, for the signal rules' pages
     for file_name, (title, names) in FIGURES.items():
         curves.plot_curves([runs[n] for n in names], folder / file_name, title,
                            reference=runs["train_healthy"] if file_name == "underfitting.png" else None)

@@ -230,3 +230,44 @@ def plot_gradient_norms(norms: dict[str, list[float]], path: Path) -> None:
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, format="png", metadata={"Software": None})
+
+
+# --- one figure per curve verdict, for the signal rules' pages ---
+
+# figure file -> (the run of fixtures/curves/generate.py it shows, logged rows kept (None: all), title)
+SIGNAL_FIGURES = {
+    "signal-curve_healthy.png": ("healthy", None, "signal.curve_healthy: a real run"),
+    "signal-overfitting.png": ("overfitting", None, "signal.overfitting: a real run"),
+    "signal-underfitting.png": ("underfitting", None, "signal.underfitting: a real run"),
+    "signal-lr_too_low.png": ("underfitting", None, "signal.lr_too_low: SGD at lr=1e-5, a real run"),
+    "signal-unstable.png": ("unstable", None, "signal.unstable: a real run"),
+    "signal-non_finite.png": ("non-finite", None, "signal.non_finite: a real run"),
+    "signal-not_enough_data.png": ("healthy", 8, "signal.not_enough_data: the first 8 logged steps of a run"),
+}
+
+
+def _curve_generator() -> dict:
+    """fixtures/curves/generate.py: the same real runs the curve tests and the benchmark classify."""
+    import runpy
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "curves" / "generate.py"
+    return runpy.run_path(str(path), run_name="curves_generator")
+
+
+def write_signal_figures(folder: Path) -> dict[str, str | None]:
+    """Train each verdict's run now, classify it with the explainer's own curve analysis, and plot it with
+    the diagnosis marked; return figure file -> the verdict the analysis gave."""
+    from ._curves import History, classify, plot
+
+    train = _curve_generator()["train"]
+    runs: dict[str, list] = {}
+    verdicts: dict[str, str | None] = {}
+    for file_name, (regime, keep, title) in SIGNAL_FIGURES.items():
+        rows = runs.setdefault(regime, train(regime))
+        if keep is not None:
+            rows = [row for row in rows if row[1] is not None][:keep]
+        history = History.from_rows(rows)
+        report = classify(history)
+        plot(history, report, folder / file_name, title=f"{title} (verdict: {report.curve or 'none'})")
+        verdicts[file_name] = report.curve
+    return verdicts

@@ -205,3 +205,88 @@ def test_additive_noise_near_a_low_floor_is_healthy(seed):
     report = classify(History(steps, losses))
     assert report.curve == "healthy", report.facts
     assert report.facts["spikes"] <= 1
+
+
+# --- the scenario sweep (fixtures/curves/generate.py): a small sample of the benchmark's real runs ---
+
+# (split, index) -> the label measured from the run's clean probes when this test was written: short runs
+# in each regime, so the sample takes seconds. The benchmark (benchmarks/curve_verdicts.py) runs hundreds.
+SWEEP_SAMPLE = {("tuning", 1): "overfitting", ("tuning", 3): "unstable", ("tuning", 4): "non-finite",
+                ("tuning", 7): "underfitting", ("tuning", 10): "healthy"}
+
+
+@pytest.mark.parametrize("split, index", list(SWEEP_SAMPLE))
+def test_sweep_runs_are_labelled_from_measurements_and_classified_alike(generator, split, index):
+    record = generator["run_scenario"](generator["scenario"](index, split))
+    assert record["label"] == SWEEP_SAMPLE[(split, index)], record["measured"]
+    report = classify(History.from_rows(record["rows"]))
+    assert report.curve == record["label"], (record["config"], record["measured"], report.facts)
+
+
+def test_sweep_configurations_vary_and_splits_do_not_share_seeds(generator):
+    tuning = [generator["scenario"](i, "tuning") for i in range(60)]
+    heldout = [generator["scenario"](i, "heldout") for i in range(60)]
+    assert not {c["seed"] for c in tuning} & {c["seed"] for c in heldout}
+    for configs in (tuning, heldout):
+        steps = [c["steps"] for c in configs]
+        assert min(steps) >= 50 and max(steps) <= 5000 and max(steps) > 10 * min(steps)
+        assert len({c["batch"] for c in configs}) >= 4 and len({c["val_every"] for c in configs}) >= 10
+        assert any(c["val_every"] is None for c in configs)
+    assert {c["batch"] for c in tuning} != {c["batch"] for c in heldout}
+
+
+def test_labels_read_the_clean_probes(generator):
+    label = generator["label_from_probes"]
+    falling = [1.4 * 0.97 ** i for i in range(40)]
+    assert label(falling, falling, False)[0] == "healthy"
+    assert label(falling, falling, True)[0] == "non-finite"
+    assert label([1.4] * 40, [1.4] * 40, False)[0] == "underfitting"
+    held = [max(0.5, 1.4 - 0.05 * i) if i < 20 else 0.5 + 0.03 * (i - 20) for i in range(40)]
+    assert label([1.4 * 0.9 ** i for i in range(40)], held, False)[0] == "overfitting"
+    jumpy = [v * (2.5 if i in (15, 30) else 1) for i, v in enumerate(falling)]
+    assert label(jumpy, falling, False)[0] == "unstable"
+    inside_margin = [falling[min(i, 30)] * (1.06 if i > 35 else 1) for i in range(40)]
+    assert label(falling, inside_margin, False)[0] == "ambiguous"  # a 6% held-out rise: no label either way
+
+
+def test_a_loss_that_climbs_back_for_whole_blocks_twice_is_unstable():
+    rng = random.Random(5)
+    steps = list(range(600))
+    base = [_decay(s) * math.exp(rng.gauss(0, 0.1)) for s in steps]
+    losses = [v * (2.5 if 150 <= s < 200 or 400 <= s < 450 else 1) for s, v in zip(steps, base)]
+    report = classify(History(steps, losses))
+    assert report.curve == "unstable", report.facts
+    assert report.facts["bump_steps"][0] >= 150
+
+
+def test_one_low_block_among_noisy_losses_is_no_climb_back():
+    rng = random.Random(6)
+    steps = list(range(300))
+    losses = [_decay(s * 3) * math.exp(rng.gauss(0, 0.4)) for s in steps]
+    for i in range(180, 192):  # a run of easy batches
+        losses[i] *= 0.4
+    report = classify(History(steps, losses))
+    assert report.curve == "healthy", report.facts
+
+
+def test_a_loss_that_blows_up_within_the_first_block_and_stays_up_is_unstable():
+    rng = random.Random(7)
+    steps = list(range(500))
+    losses = [1.4 if s < 3 else 3.5 * math.exp(rng.gauss(0, 0.4)) for s in steps]
+    assert classify(History(steps, losses)).curve == "unstable"
+
+
+def test_signal_pages_show_a_figure_of_a_real_run_with_the_verdict(tmp_path):
+    pytest.importorskip("matplotlib")
+    from explainer import _site_curves
+
+    verdicts = _site_curves.write_signal_figures(tmp_path)
+    expected = {"curve_healthy": "healthy", "overfitting": "overfitting", "underfitting": "underfitting",
+                "lr_too_low": "underfitting", "unstable": "unstable", "non_finite": "non-finite",
+                "not_enough_data": None}
+    for name, verdict in expected.items():
+        figure = f"signal-{name}.png"
+        assert verdicts[figure] == verdict, figure
+        assert (tmp_path / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        page = (ROOT / "runbooks" / "signals" / f"{name}.md").read_text(encoding="utf-8")
+        assert f"](../assets/figures/{figure})" in page, f"runbooks/signals/{name}.md does not show {figure}"

@@ -108,7 +108,7 @@ def test_state_dict_key_analysis():
 
 def test_batchnorm_batch_of_one_names_module_and_loader():
     d = _explain("fixtures/data/batchnorm_batch_one.py")
-    assert d.rule == "data.batchnorm_batch_one"
+    assert d.rule == "shape.batchnorm_batch_one"
     assert d.facts["module"] == "model.bn" and d.facts["input_size"] == "1, 10"
     assert (d.facts["loader_name"], d.facts["batch_size"]) == ("loader", 4)
     assert "DataLoader(..., batch_size=4, drop_last=True)" in d.fixes[0]
@@ -134,7 +134,7 @@ def test_negative_target_from_text_suggests_ignore_index_only_live():
 
 def test_empty_optimizer_finds_the_plain_list():
     d = _explain("fixtures/data/empty_optimizer.py")
-    assert d.rule == "data.empty_optimizer"
+    assert d.rule == "other.empty_optimizer"
     assert d.facts["param_count"] == 0
     assert "model.layers" in d.facts["unregistered"]
     assert "self.layers = nn.ModuleList([...])" in d.fixes[0]
@@ -167,7 +167,7 @@ def test_nccl_timeout_numbers():
                      "NumelIn=9801523, NumelOut=9801523, Timeout(ms)=600000) ran for 600030 milliseconds before timing out.")
     assert d.rule == "distributed.nccl_timeout"
     assert (d.facts["seq_num"], d.facts["op_type"], d.facts["timeout_ms"]) == (808, "ALLREDUCE", 600000)
-    assert "10.0 min" in d.summary and "#808" in d.summary
+    assert "10.0 min" in d.summary and "SeqNum=808" in d.summary
     assert any("timedelta" in fix for fix in d.fixes)
 
 

@@ -66,15 +66,24 @@ def test_writing_output_fails_once_then_one_line():
         def write(self, text):
             FlakyStream.calls += 1
             if FlakyStream.calls == 1:
-                raise BrokenPipeError("reader went away")
+                raise BlockingIOError("resource temporarily unavailable")
             return super().write(text)
 
     exc = _shape_error()
     stream = FlakyStream()
     _hook.report(exc, exc.__traceback__, stream)
     assert stream.getvalue().strip().splitlines() == [
-        "torch-explainer: internal error, no diagnosis (cannot write the diagnosis: BrokenPipeError); "
+        "torch-explainer: internal error, no diagnosis (cannot write the diagnosis: BlockingIOError); "
         "set EXPLAINER_DEBUG=1 for details"]
+
+
+def test_a_reader_that_went_away_gets_nothing_more():
+    class ClosedPipe(io.StringIO):
+        def write(self, text):
+            raise BrokenPipeError("reader went away")
+
+    exc = _shape_error()
+    _hook.report(exc, exc.__traceback__, ClosedPipe())  # must not raise, and writes no notice
 
 
 def test_writing_output_always_failing_is_silent():

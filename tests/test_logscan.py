@@ -25,8 +25,8 @@ LOG_NAMES = ["fixtures/logs/torchrun_two_ranks.log", "fixtures/logs/dataloader_w
              "fixtures/logs/issue_paste.md"]
 BARE_MESSAGES = [
     ("Expected more than 1 value per channel when training, got input size torch.Size([1, 10])",
-     "data.batchnorm_batch_one"),
-    ("`optimizer got an empty parameter list`", "data.empty_optimizer"),
+     "shape.batchnorm_batch_one"),
+    ("`optimizer got an empty parameter list`", "other.empty_optimizer"),
     ("[E ProcessGroupNCCL.cpp:737] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, "
      "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802211 milliseconds before timing out.", "distributed.nccl_timeout"),
 ]
@@ -189,3 +189,36 @@ def test_logs_embed_current_fixture_output(log, fixture):
     # The first and last lines of the live message appear, in one found error, as the log has them.
     assert any(t.startswith(message[0].rstrip()) and t.endswith(message[-1].rstrip()) for t in texts), \
         f"{log} no longer holds {fixture}'s message: regenerate it from the fixture's stderr"
+
+
+def _corpus_message(file: str, family: str, source: str) -> str:
+    import yaml
+
+    for entry in yaml.safe_load((ROOT / "fixtures" / "real" / file).read_text(encoding="utf-8")):
+        if entry["family"] == family and entry["source"] == source:
+            return entry["message"]
+    raise AssertionError(f"{file}: no {family} entry from {source}")
+
+
+def test_kernel_assertion_lines_fold_into_one_error_that_names_the_kernel():
+    text = _corpus_message("devmem.yaml", "nll_assert", "https://github.com/milesial/Pytorch-UNet/issues/375")
+    diagnoses = explain_stream(io.StringIO(text))
+    assert len(diagnoses) == 1
+    assert diagnoses[0].rule == "device.device_assert"
+    assert diagnoses[0].facts["occurrences"] >= 3
+    assert "nll_loss2d_forward_kernel" in diagnoses[0].summary
+
+
+def test_a_warning_printed_with_its_path_is_found_and_unknown_warnings_stay_silent():
+    text = _corpus_message("dtype_autograd.yaml", "checkpoint_no_input_requires_grad",
+                           "https://github.com/petko-nikolov/pysemseg/issues/5")
+    found = list(scan(text.splitlines()))
+    assert found and found[0].warning and found[0].text.startswith("UserWarning: None of the inputs")
+    log = "epoch 1\n/x/site-packages/foo.py:12: UserWarning: this flag is deprecated\n  warnings.warn(\nepoch 2\n"
+    assert explain_stream(io.StringIO(log)) == []
+
+
+def test_vs_code_exception_has_occurred_joins_type_and_message():
+    text = _corpus_message("shape.yaml", "view_invalid_shape", "https://github.com/ashutosh1807/PixelFormer/issues/18")
+    found = list(scan(text.splitlines()))
+    assert found[0].text.startswith("RuntimeError: shape '[16, 34, 34, 512]' is invalid for input of size 8921088")

@@ -232,7 +232,7 @@ def test_anomaly_nan_points_at_the_log_call():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         diagnosis = explain(raise_fixture("fixtures/autograd/anomaly_nan_log.py"))
-    assert diagnosis.rule == "autograd.anomaly_nan"
+    assert diagnosis.rule == "numerics.anomaly_nan"
     facts = diagnosis.facts
     assert (facts["function"], facts["forward_op"], facts["forward_name"]) == ("LogBackward0", "torch.log", "log_probs")
     assert facts["forward_code"] == "`log_probs = torch.log(probs)` (anomaly_nan_log.py:7)"

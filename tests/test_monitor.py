@@ -305,3 +305,72 @@ def test_benchmark_script_runs_with_tiny_settings(capsys):
     assert bench["main"](["--tiny", "--steps", "2", "--repeats", "1", "--warmup", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "ms" in line]
     assert [row.split("|")[1].strip() for row in rows] == ["mlp", "cnn", "transformer"]
+
+
+@pytest.fixture(scope="module")
+def gradient_scenarios():
+    return runpy.run_path(str(ROOT / "fixtures" / "gradients" / "generate.py"), run_name="gradients_generator")
+
+
+def _watched(gradient_scenarios, scenario):
+    monitors = []
+    measured = gradient_scenarios["train"](scenario, watch=lambda model, opt: monitors.append(
+        explainer.TrainingMonitor(model, optimizer=opt)) or monitors[-1])
+    return measured, monitors[0]
+
+
+@pytest.mark.parametrize("act", ["sigmoid", "tanh"])
+def test_vanishing_verdict_by_step_20_in_a_run_shorter_than_check_every(gradient_scenarios, act):
+    scenario = gradient_scenarios["Scenario"](name="t", family="mlp", depth=12, width=32, act=act, init="small",
+                                              init_std=0.05, opt="sgd", lr=0.01, steps=25)
+    measured, mon = _watched(gradient_scenarios, scenario)
+    assert measured.label == "vanishing"  # measured by the generator's own per-layer loop
+    [diagnosis] = [d for d in mon.diagnoses if d.rule == "signal.vanishing_gradients"]
+    facts = diagnosis.facts
+    assert facts["step"] == 19 and facts["early_group"] == "body.0" and facts["orders"] >= 3
+    assert "body.0.weight" in facts["vanishing_params"]
+    assert "gradient vanishes toward the input" in diagnosis.summary
+    text = " ".join(diagnosis.fixes)
+    assert "kaiming_normal_" in text and "xavier_normal_" in text and "LayerNorm" in text
+    assert "clipping does not help" in text
+
+
+@pytest.mark.parametrize("intent, kwargs", [
+    ("healthy", dict(act="relu", init="kaiming", norm=True, opt="adam", lr=1e-3)),
+    ("low_lr", dict(act="relu", init="kaiming", opt="sgd", lr=1e-6)),
+    ("small_even", dict(act="relu", init="kaiming", norm=True, residual=True, opt="adam", lr=1e-3, loss_scale=1e-6)),
+])
+def test_no_gradient_verdict_when_gradients_are_even(gradient_scenarios, intent, kwargs):
+    scenario = gradient_scenarios["Scenario"](name="t", family="mlp", depth=12, width=32, intent=intent, steps=25,
+                                              **kwargs)
+    measured, mon = _watched(gradient_scenarios, scenario)
+    assert measured.label == intent
+    assert [d.rule for d in mon.diagnoses if "gradients" in d.rule] == []
+
+
+def test_exploding_said_before_the_nan_with_the_norm_history(gradient_scenarios):
+    scenario = gradient_scenarios["Scenario"](name="t", family="cnn", depth=6, width=8, init="kaiming", opt="sgd",
+                                              lr=2.0, seed=1, intent="exploding")
+    measured, mon = _watched(gradient_scenarios, scenario)
+    assert measured.label == "exploding"
+    first = mon.diagnoses[0]
+    assert first.rule == "signal.exploding_gradients", [d.rule for d in mon.diagnoses]
+    assert measured.nonfinite_step is None or first.facts["step"] < measured.nonfinite_step
+    assert first.facts["jump_orders"] >= 2 and "since_step" in first.facts and "norm_history" in first.facts
+    assert any("clip_grad_norm_" in fix and str(first.facts["clip_to"]) in fix for fix in first.fixes)
+
+
+def test_nan_after_a_one_step_explosion_says_the_gradients_exploded(gradient_scenarios):
+    scenario = gradient_scenarios["Scenario"](name="t", family="mlp", depth=10, width=48, act="relu", init="kaiming",
+                                              opt="sgd", lr=2.0, seed=9, target_scale=10.0, intent="exploding")
+    measured, mon = _watched(gradient_scenarios, scenario)
+    assert measured.label == "exploding"
+    said = [d for d in mon.diagnoses if d.rule == "signal.exploding_gradients" or d.facts.get("exploded_first")]
+    assert said, [d.rule for d in mon.diagnoses]
+    assert "exploded" in said[0].summary or said[0].rule == "signal.exploding_gradients"
+
+
+def test_gradient_benchmark_runs_on_a_sample(capsys):
+    bench = runpy.run_path(str(ROOT / "benchmarks" / "gradient_signals.py"), run_name="benchmark")
+    assert bench["main"](["--split", "heldout", "--limit", "3"]) == 0
+    assert "| vanishing |" in capsys.readouterr().out

@@ -314,3 +314,54 @@ def test_pool_output_size_finds_the_pool_and_the_input_size_that_fits():
     assert d.facts["input_shape"] == "(2, 16, 1, 1)"
     assert has_fix(d, "crops would need to be at least 16x16")
     assert has_fix(d, "`model.7 = nn.MaxPool2d(2, ceil_mode=True)`")
+
+
+def test_conv_kernel_size_names_the_conv_and_the_map_that_reaches_it():
+    d = explain_fixture("conv_kernel_size")
+    assert d.rule == "shape.conv_kernel_size"
+    assert culprit(d, "model.2")["kind"] == "module"
+    assert "(5 x 5)" in d.summary and "(3 x 3)" in d.summary and "(4, 32, 3, 3)" in d.summary
+
+
+def test_inplace_broadcast_names_both_operands_and_the_out_of_place_fix():
+    d = explain_fixture("inplace_broadcast")
+    assert d.rule == "shape.inplace_broadcast"
+    assert culprit(d, "image")["shape"] == [1, 28, 28] and culprit(d, "mean")["shape"] == [3, 1, 1]
+    assert "[3, 28, 28]" in d.summary and "image.sub_(mean)" in d.summary
+    assert has_fix(d, "`image = image - mean`")
+
+
+def test_index_out_of_bounds_names_the_tensor_and_the_off_by_one():
+    d = explain_fixture("index_out_of_bounds")
+    assert d.rule == "shape.index_out_of_bounds"
+    assert culprit(d, "multihot")["shape"] == [10]
+    assert "multihot[label]" in d.summary and "0..9" in d.summary
+    assert has_fix(d, "give dimension 0 size 11")
+
+
+def test_loss_spatial_target_names_the_mask_with_its_channel_dimension():
+    d = explain_fixture("loss_spatial_target")
+    assert d.rule == "shape.loss_spatial_target"
+    assert culprit(d, "masks")["shape"] == [2, 1, 16, 16]
+    assert "(2, 5, 16, 16)" in d.summary and "(2, 1, 16, 16)" in d.summary
+    assert has_fix(d, "mask.squeeze(1).long()")
+
+
+def test_attention_heads_reads_embed_dim_and_num_heads_from_the_constructor():
+    d = explain_fixture("attention_heads")
+    assert d.rule == "shape.attention_heads"
+    assert (d.facts["embed_dim"], d.facts["num_heads"]) == (100, 8)
+    assert has_fix(d, "num_heads in") and has_fix(d, "e.g. 104")
+
+
+def test_regression_loss_broadcast_warning_names_output_and_target():
+    d = explain_fixture("loss_broadcast_warning")
+    assert d.rule == "shape.loss_broadcast_warning"
+    assert culprit(d, "targets")["shape"] == [32]
+    assert "(32, 1)" in d.summary and "(32,)" in d.summary
+
+
+def test_mm_rank_names_the_operand_that_is_not_a_matrix():
+    d = explain_fixture("mm_rank")
+    assert d.rule == "shape.mm_rank"
+    assert d.facts["operand"] == "mat2" and "mat2" in d.summary

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import pathlib
 import re
 import sys
 from typing import Any, Iterator
@@ -113,6 +115,26 @@ def state_dict_keys(ctx: ProbeContext) -> Evidence | None:
         if expr.operands:
             facts["checkpoint_name"] = expr.operands[0].text
     return Evidence(facts, culprits)
+
+
+@probe("state_dict_key_lists", provides=("missing_keys", "unexpected_keys", "missing_count", "unexpected_count",
+                                          "key_prefix", "renamed_from", "renamed_to"), live=False)
+def state_dict_key_lists(ctx: ProbeContext) -> Evidence | None:
+    """The same key analysis as state_dict_keys, from the key lists a pattern captured (a pasted message)."""
+    missing = KEY_RE.findall(str(ctx.facts.get("missing_list", "")))
+    unexpected = KEY_RE.findall(str(ctx.facts.get("unexpected_list", "")))
+    if not missing and not unexpected:
+        return None
+    facts: dict[str, Any] = {"missing_keys": _shown(missing), "unexpected_keys": _shown(unexpected),
+                             "missing_count": len(missing), "unexpected_count": len(unexpected)}
+    prefix = key_prefix(missing, unexpected)
+    if prefix is not None:
+        facts["key_prefix"] = prefix[0]
+    elif missing and unexpected:
+        renamed = renamed_prefix(missing, unexpected)
+        if renamed is not None:
+            facts["renamed_from"], facts["renamed_to"] = renamed
+    return Evidence(facts)
 
 
 def _locals(ctx: ProbeContext) -> dict[str, Any]:
@@ -360,3 +382,86 @@ def nonfinite_tensors(ctx: ProbeContext) -> Evidence | None:
     if not found:
         return None
     return Evidence({"nonfinite": _shown(found), "first_nonfinite": found[0].split(" (")[0]}, culprits)
+
+
+# --- checkpoint files -------------------------------------------------------------------------
+
+# What the first byte of a file that is not a checkpoint usually says about it.
+FIRST_BYTE_MEANINGS = {
+    "<": "an HTML or XML page (a download link that returned a web page: a login, quota or error page)",
+    "v": "a Git LFS pointer file ('version https://git-lfs...'): the repository was cloned without `git lfs pull`",
+    "\\x0a": "a text file starting with an empty line (a pointer, a log or an error message saved under the checkpoint's name)",
+    "\\n": "a text file starting with an empty line (a pointer, a log or an error message saved under the checkpoint's name)",
+    "{": "a JSON file (a config or an error response), not the weights",
+    "\\x00": "a file that starts with zero bytes: an incomplete download or a preallocated, never written file",
+    "\\x1f": "a gzip-compressed file: decompress it first",
+    "P": "a zip archive that torch's legacy loader was given: it is probably truncated or corrupt",
+}
+
+
+def _byte_text(operand: int) -> str:
+    """How pickle's 'invalid load key' would print the byte: the character, or its \\x escape."""
+    char = chr(operand)
+    return char if char.isprintable() and operand < 128 else f"\\x{operand:02x}"
+
+
+CHECKPOINT_HEAD_BYTES = 16
+
+
+def _human_size(size: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size} bytes"
+
+
+@probe("checkpoint_file", provides=("checkpoint_path", "checkpoint_size", "checkpoint_head"))
+def checkpoint_file(ctx: ProbeContext) -> Evidence | None:
+    """The file torch.load was reading (from its own frame), its size and first bytes.
+
+    Only a str or pathlib path is read: a file-like object of the user's is never touched.
+    """
+    for record in reversed(ctx.records):
+        if record.is_user or record.name != "load" or "serialization" not in record.filename:
+            continue
+        target = dict.get(record.locals, "f", MISSING)
+        if type(target) is str:
+            path = target
+        elif type(target) in (pathlib.PosixPath, pathlib.WindowsPath, pathlib.Path):
+            path = str(target)
+        else:
+            return None
+        try:
+            size = os.stat(path).st_size
+            with open(path, "rb") as handle:
+                head = handle.read(CHECKPOINT_HEAD_BYTES)
+        except OSError:
+            return None
+        facts = {"checkpoint_path": path, "checkpoint_size": _human_size(size), "checkpoint_head": repr(head)}
+        culprits = [{"name": path, "kind": "file", "size": size, "repr": f"file of {_human_size(size)} starting {head!r}"}]
+        return Evidence(facts, culprits)
+    return None
+
+
+@probe("checkpoint_first_byte", provides=("load_key", "file_kind"), live=False)
+def checkpoint_first_byte(ctx: ProbeContext) -> Evidence | None:
+    """What kind of file torch.load was given, from the byte pickle choked on.
+
+    'invalid load key, X' names the byte; the weights-only unpickler's 'Unsupported operand N' names
+    its code: 60 is '<', the start of an HTML page.
+    """
+    key = ctx.facts.get("load_key")
+    operand = ctx.facts.get("operand")
+    if key is None and operand not in (None, ""):
+        try:
+            key = _byte_text(int(operand))
+        except (TypeError, ValueError, OverflowError):
+            return None
+    if key is None:
+        return None
+    facts: dict[str, Any] = {"load_key": key}
+    meaning = FIRST_BYTE_MEANINGS.get(key)
+    if meaning is not None:
+        facts["file_kind"] = meaning
+    return Evidence(facts)

@@ -363,3 +363,20 @@ def numpy_source(ctx: ProbeContext) -> Evidence | None:
             return Evidence({"tensor_name": name, "tensor_device": _device(value)},
                             [describe_tensor(name, value)])
     return None
+
+
+@probe("meta_tensors", provides=("meta_module", "meta_count", "meta_total", "meta_first"))
+def meta_tensors(ctx: ProbeContext) -> Evidence | None:
+    """The module being moved off the meta device: how many of its tensors still have no data."""
+    frames = module_frames(ctx.records)
+    if not frames:
+        return None
+    module = frames[0][1]  # the outermost: Module.to()/_apply() runs on the module the user moved
+    name = name_module(module, ctx.records) or type(module).__name__
+    holdings = [h for h in module_tensors(module, name) if h.kind in ("parameter", "buffer")]
+    on_meta = [h for h in holdings if describe_tensor(h.name, h.tensor).get("device") == "meta"]
+    if not on_meta:
+        return None
+    culprits = [describe_tensor(h.name, h.tensor) for h in on_meta[:MAX_CULPRITS]]
+    return Evidence(facts={"meta_module": name, "meta_count": len(on_meta), "meta_total": len(holdings),
+                           "meta_first": on_meta[0].name}, culprits=culprits)

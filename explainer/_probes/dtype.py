@@ -289,3 +289,20 @@ def _embeddings(module: Any, prefix: str) -> list[tuple[str, Any]]:
         if isinstance(table, dict):
             queue.extend((f"{path}.{k}", v) for k, v in table.items() if v is not None)
     return found
+
+
+@probe("nonfloat_grad_tensor", provides=("tensor_name", "tensor_dtype", "tensor_shape", "grad_fix"))
+def nonfloat_grad_tensor(ctx: ProbeContext) -> Evidence | None:
+    """The integer or bool tensor on the failing line that was asked to require gradients."""
+    touched, _, _ = gather(ctx)
+    for holding in touched:
+        dtype = holding.tensor.dtype  # a torch tensor's own dtype, as _dtype reads it
+        if dtype.is_floating_point or dtype.is_complex:
+            continue
+        name, kind = holding.name, _dtype(holding.tensor)
+        facts = {"tensor_name": name, "tensor_dtype": kind,
+                 "tensor_shape": format_shape(tuple(int(d) for d in holding.tensor.shape)),
+                 "grad_fix": (f"`{name}` is {kind}: keep it out of training with `register_buffer(..., {name})` "
+                              f"or `nn.Parameter({name}, requires_grad=False)`, or train it as `{name}.float()`")}
+        return Evidence(facts, [describe_tensor(name, holding.tensor, role=holding.kind, odd_one_out=True)])
+    return None

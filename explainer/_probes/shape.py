@@ -1051,3 +1051,100 @@ def pool_operands(ctx: ProbeContext) -> Evidence | None:
                 facts["model_input"] = first.text
                 facts["min_input"] = "x".join(str(n) for n in needed)
     return Evidence(facts, culprits)
+
+
+# --- integer index past the end --------------------------------------------------------------------
+
+@probe("index_operand", provides=("tensor_name", "tensor_shape", "call"))
+def index_operand(ctx: ProbeContext) -> Evidence | None:
+    """The tensor subscripted on the failing line whose dimension has the size the message names."""
+    record = innermost_user_frame(ctx.records)
+    node = _user_node(record)
+    if node is None:
+        return None
+    dim, size = ctx.facts.get("dim"), ctx.facts.get("size")
+    namespace = record.namespace()
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.Subscript):
+            continue
+        value = resolve(sub.value, namespace)
+        if not is_tensor(value):
+            continue
+        shape = _shape(value)
+        if isinstance(dim, int) and dim < len(shape) and shape[dim] == size:
+            name = ast.unparse(sub.value)
+            return Evidence({"tensor_name": name, "tensor_shape": format_shape(shape), "call": ast.unparse(sub)},
+                            [describe_tensor(name, value)])
+    return None
+
+
+# --- attention heads -------------------------------------------------------------------------------
+
+@probe("attention_heads", provides=("embed_dim", "num_heads", "valid_heads", "embed_dim_up"))
+def attention_heads(ctx: ProbeContext) -> Evidence | None:
+    """embed_dim and num_heads from the failing MultiheadAttention constructor's own frame."""
+    for record in reversed(ctx.records):
+        table = record.locals
+        if not isinstance(table, dict):
+            continue
+        embed_dim, num_heads = dict.get(table, "embed_dim"), dict.get(table, "num_heads")
+        if type(embed_dim) is int and type(num_heads) is int and embed_dim > 0 and num_heads > 0:
+            valid = [h for h in range(1, min(embed_dim, 64) + 1) if embed_dim % h == 0]
+            up = -(-embed_dim // num_heads) * num_heads
+            return Evidence({"embed_dim": embed_dim, "num_heads": num_heads,
+                             "valid_heads": ", ".join(str(h) for h in valid[-6:]), "embed_dim_up": up})
+    return None
+
+
+# --- loss input/target sizes read from the message -------------------------------------------------
+
+def _size_list(text: Any) -> list[int] | None:
+    """'1, 3, 1356, 204\\n0' (a size wrapped by a paste) -> [1, 3, 1356, 2040]; None if not a size list."""
+    parts = [re.sub(r"\s+", "", part) for part in str(text).split(",")]
+    if parts == [""]:
+        return []
+    if not all(part.isdigit() for part in parts):
+        return None
+    return [int(part) for part in parts]
+
+
+def _broadcast(a: list[int], b: list[int]) -> list[int] | None:
+    out = []
+    for x, y in zip([1] * (len(b) - len(a)) + a, [1] * (len(a) - len(b)) + b):
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(max(x, y))
+    return out
+
+
+@probe("loss_size_text", provides=("input_dims", "target_dims", "broadcast_dims"), live=False)
+def loss_size_text(ctx: ProbeContext) -> Evidence | None:
+    """The loss's input and target sizes from the message, line wraps removed, and what they broadcast to."""
+    sizes = {key: _size_list(ctx.facts.get(key, "")) for key in ("input_dims", "target_dims")}
+    if any(value is None for value in sizes.values()):
+        return None
+    facts: dict[str, Any] = {key: _dims(value) for key, value in sizes.items()}
+    both = _broadcast(sizes["input_dims"], sizes["target_dims"])
+    if both is not None and both != sizes["input_dims"]:
+        facts["broadcast_dims"] = _dims(both)
+    return Evidence(facts)
+
+
+# --- load_state_dict size mismatches, from the message alone ----------------------------------------
+
+_SIZE_MISMATCH_ANY_RE = re.compile(
+    r"size mismatch for (?P<key>[\w.]+): copying a param (?:with shape|of) torch\.Size\(\[(?P<ckpt>[\d, ]*)\]\) "
+    r"from checkpoint, (?:the shape in current model is|where the shape is) torch\.Size\(\[(?P<model>[\d, ]*)\]\)")
+
+
+@probe("state_dict_text", provides=("mismatch_count", "mismatches"), live=False)
+def state_dict_text(ctx: ProbeContext) -> Evidence | None:
+    """Every `size mismatch for KEY` line of the message (the first is in the pattern's groups, the rest in _rest)."""
+    if "key" not in ctx.facts:
+        return None
+    found = [(ctx.facts["key"], ctx.facts.get("checkpoint_shape", ""), ctx.facts.get("model_shape", ""))]
+    found += [(m.group("key"), m.group("ckpt"), m.group("model"))
+              for m in _SIZE_MISMATCH_ANY_RE.finditer(str(ctx.facts.get("_rest", "")))]
+    lines = [f"{key}: checkpoint torch.Size([{ckpt}]) vs model torch.Size([{model}])" for key, ckpt, model in found]
+    return Evidence({"mismatch_count": len(found), "mismatches": "; ".join(lines[:10])
+                     + (f"; ... and {len(lines) - 10} more" if len(lines) > 10 else "")})

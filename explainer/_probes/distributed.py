@@ -1,0 +1,76 @@
+"""Probes for the distributed family: how the process was launched, and the live DDP wrapper."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from .._inspect import describe_module, is_module, module_repr, safe_getattr, user_frames
+from . import Evidence, ProbeContext, probe
+from .data import _submodule, named_parameters
+
+LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+MAX_LOCALS_SCANNED = 2000
+
+
+@probe("launch_env", provides=("launch_vars", "rank_assigned", "launched_by_torchrun"))
+def launch_env(ctx: ProbeContext) -> Evidence | None:
+    """Which of the variables a launcher (torchrun, mpirun via env://) sets this process has."""
+    found = {name: os.environ[name] for name in LAUNCH_VARS if name in os.environ}
+    if found:
+        shown = ", ".join(f"{name}={value}" for name, value in found.items())
+    else:
+        shown = "none of " + ", ".join(LAUNCH_VARS) + " is set"
+    # RANK and WORLD_SIZE are what a launcher assigns per process; MASTER_* are often set by hand or by scripts.
+    rank_assigned = "RANK" in found or "WORLD_SIZE" in found
+    return Evidence({"launch_vars": shown, "rank_assigned": rank_assigned,
+                     "launched_by_torchrun": "TORCHELASTIC_RUN_ID" in os.environ})
+
+
+def find_ddp(records) -> tuple[str, Any] | None:
+    """The DistributedDataParallel object a user frame holds in a local variable (or as an attribute of self)."""
+    parallel = sys.modules.get("torch.nn.parallel")
+    ddp_type = getattr(parallel, "DistributedDataParallel", None) if parallel is not None else None
+    if ddp_type is None:
+        return None
+    for record in reversed(user_frames(records)):
+        local_vars = record.locals
+        if not isinstance(local_vars, dict):
+            continue
+        for name, value in list(local_vars.items())[:MAX_LOCALS_SCANNED]:
+            if issubclass(type(value), ddp_type):
+                return name, value
+    return None
+
+
+@probe("ddp_ready_twice_param", provides=("ddp_name", "find_unused", "static_graph", "param_name", "owner_module",
+                                           "owner_repr"))
+def ddp_ready_twice_param(ctx: ProbeContext) -> Evidence | None:
+    """The DDP wrapper's settings and the module that owns the parameter marked ready twice."""
+    found = find_ddp(ctx.records)
+    if found is None:
+        return None
+    ddp_name, ddp = found
+    facts: dict[str, Any] = {"ddp_name": ddp_name}
+    for attribute, fact in (("find_unused_parameters", "find_unused"), ("static_graph", "static_graph")):
+        value = safe_getattr(ddp, attribute)
+        if isinstance(value, bool):
+            facts[fact] = value
+    culprits = []
+    wrapped = safe_getattr(ddp, "module")
+    name = ctx.facts.get("param_name")
+    index = ctx.facts.get("param_index")
+    if is_module(wrapped) and name is None and isinstance(index, int):
+        # DDP numbers the parameters that require grad, in named_parameters order.
+        trainable = [n for n, p in named_parameters(wrapped) if bool(p.requires_grad)]
+        if 0 <= index < len(trainable):
+            name = facts["param_name"] = trainable[index]
+    if is_module(wrapped) and isinstance(name, str) and "." in name:
+        owner_path = name.rsplit(".", 1)[0]
+        owner = _submodule(wrapped, owner_path)
+        if owner is not None:
+            facts["owner_module"] = f"{ddp_name}.module.{owner_path}"
+            facts["owner_repr"] = module_repr(owner)
+            culprits.append(describe_module(facts["owner_module"], owner))
+    return Evidence(facts, culprits)

@@ -1,0 +1,62 @@
+"""The real-world corpus (fixtures/real/): well formed, and explained at least as well as recorded."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+_spec = importlib.util.spec_from_file_location("coverage_benchmark", ROOT / "benchmarks" / "coverage.py")
+coverage = sys.modules["coverage_benchmark"] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(coverage)
+
+ENTRIES = coverage.load_corpus()
+CATEGORIES = {"shape", "device", "dtype", "memory", "autograd", "data", "distributed", "numerics", "compile",
+              "other", "none"}
+
+
+def test_corpus_is_large_varied_and_well_formed():
+    assert len(ENTRIES) >= 500
+    assert len({e.source for e in ENTRIES}) >= 450
+    messages = [e.message for e in ENTRIES]
+    assert len(set(messages)) == len(messages), "two entries hold the same message"
+    for entry in ENTRIES:
+        assert re.match(r"https?://", entry.source), f"{entry.where}: source is not a URL"
+        assert set(entry.categories) <= CATEGORIES, f"{entry.where}: unknown category {entry.categories}"
+        assert entry.message.strip(), f"{entry.where}: empty message"
+    held_out = sum(e.held_out for e in ENTRIES)
+    assert 0.15 < held_out / len(ENTRIES) < 0.35
+
+
+def test_values_are_named_in_any_notation():
+    assert coverage.value_named("3 x 3", "padded input (3, 3) per channel")
+    assert coverage.value_named("[32, 512]", "x of shape (32, 512)")
+    assert not coverage.value_named("[32, 512]", "x of shape (512, 32)")
+    assert coverage.value_named("CUDNN_STATUS_NOT_SUPPORTED", "cuDNN said `CUDNN_STATUS_NOT_SUPPORTED`")
+    assert not coverage.value_named("c10::Half", "mixed float and double")
+
+
+@pytest.fixture(scope="module")
+def results():
+    return coverage.judge_all(ENTRIES)
+
+
+@pytest.mark.parametrize("split", ["tuning", "held_out"])
+def test_coverage_does_not_drop_below_the_recorded_figures(results, split):
+    recorded = json.loads(coverage.RECORD.read_text())[split]
+    chosen = [r for r in results if r.entry.held_out == (split == "held_out")]
+    now = coverage.summarise(chosen)
+    detail = "\n" + coverage.table(chosen)
+    assert now["explained"] >= recorded["explained"], f"explained fell below {recorded['explained']}%" + detail
+    assert now["right_family"] >= recorded["right_family"], f"right family fell below {recorded['right_family']}%" + detail
+    assert now["wrong"] <= recorded["wrong"], f"wrong answers rose above {recorded['wrong']}%" + detail
+
+
+def test_negative_controls_get_no_diagnosis(results):
+    claimed = [f"{r.entry.where} -> {r.rule}" for r in results if r.entry.negative and r.rule is not None]
+    assert not claimed, "rules claimed messages that are not PyTorch failures:\n" + "\n".join(claimed)

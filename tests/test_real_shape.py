@@ -1,0 +1,80 @@
+"""Shape messages as people paste them (wordings old and new, wrapped and decorated): each is explained
+from its text alone, by the right rule, with the values the message holds in the summary."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from explainer._cli_explain import explain_stream
+
+CASES = [
+    # (pasted text, rule, values the summary must repeat)
+    ("RuntimeError: Calculated padded input size per channel: (258 x 2). Kernel size: (3 x 3). "
+     "Kernel size can't be greater than the actual input size.",
+     "shape.conv_kernel_size", ["(258 x 2)", "(3 x 3)"]),
+    ("RuntimeError: Calculated padded input size per channel: (2). Kernel size: (3). "
+     "Kernel size can't be greater than actual input size",
+     "shape.conv_kernel_size", ["(2)", "(3)"]),
+    ("```\nRuntimeError: output with shape [1, 28, 28] doesn't match the broadcast shape [3, 28, 28]\n```",
+     "shape.inplace_broadcast", ["[1, 28, 28]", "[3, 28, 28]"]),
+    ('"RuntimeError: output with shape [] doesn\'t match the broadcast shape [3, 189, 275]"',
+     "shape.inplace_broadcast", ["[]", "[3, 189, 275]"]),
+    ("IndexError: index 0 is out of bounds for dimension 0 with size 0.",
+     "shape.index_out_of_bounds", ["index 0", "dimension 0", "size 0"]),
+    ("RuntimeError: only batches of spatial targets supported (3D tensors) but got targets of size: : [8, 1, 224, 224]",
+     "shape.loss_spatial_target", ["3D", "[8, 1, 224, 224]"]),
+    ("RuntimeError: input and target batch or spatial sizes don't match: target [4, 31, 31], input [4, 31, 10000, 31]",
+     "shape.loss_spatial_target", ["[4, 31, 31]", "[4, 31, 10000, 31]"]),
+    ("AssertionError: embed_dim must be divisible by num_heads", "shape.attention_heads", ["embed_dim", "num_heads"]),
+    (" UserWarning: Using a target size (torch.Size([1, 3, 1356, 204\n0])) that is different to the input size "
+     "(torch.Size([1, 3, 1224, 2040])). This will likely lead to incorrect results due to broadcasting. "
+     "Please ensure they have the same size.\n  \nreturn F.l1_loss(input, target, reduction=self.reduction)",
+     "shape.loss_broadcast_warning", ["torch.Size([1, 3, 1356, 2040])", "torch.Size([1, 3, 1224, 2040])"]),
+    ("ValueError: Using a target size (torch.Size([16])) that is different to the input size (torch.Size([16, 1])) "
+     "is deprecated. Please ensure they have the same size.",
+     "shape.loss_target_size", ["torch.Size([16])", "torch.Size([16, 1])"]),
+    ("RuntimeError: invalid argument 2: size '[-1 x 3 x 96 x 96]' is invalid\nfor input with 6291456 elements "
+     "at /pytorch/aten/src/TH/THStorage.c", "shape.view_size", ["[-1 x 3 x 96 x 96]", "6291456"]),
+    ("RuntimeError: index out of range: Tried to access index 300 out of table with 299 rows.",
+     "shape.embedding_index", ["300", "299"]),
+    ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (2×1568 and 1050×10)", "shape.matmul", ["1568", "1050"]),
+    ("RuntimeError: Error(s) in loading state_dict for hierarchical_transformer:\n\tsize mismatch for "
+     "block_level.position_enc.weight: copying a param of torch.Size([51, 30]) from checkpoint, where the shape is "
+     "torch.Size([18290, 30]) in current model.", "shape.state_dict_size",
+     ["hierarchical_transformer", "torch.Size([51, 30])", "torch.Size([18290, 30])"]),
+    ("size mismatch for a.running_mean: copying a param with shape torch.Size([512]) from checkpoint, the shape in "
+     "current model is torch.Size([64]).\n\tsize mismatch for a.weight: copying a param with shape "
+     "torch.Size([64, 512, 3, 3]) from checkpoint, the shape in current model is torch.Size([64, 64, 3, 3])",
+     "shape.state_dict_size", ["2 parameters", "a.weight", "torch.Size([64, 512, 3, 3])"]),
+    ("RuntimeError: Given input size: (1280x1x7). Calculated output size: (1280x0x1). Output size is too small at "
+     "/opt/conda/conda-bld/pytorch-cpu_1518281700712/work/torch/lib/THNN/generic/SpatialAveragePooling.c:64",
+     "shape.pool_output_size", ["(1280x0x1)", "SpatialAveragePooling"]),
+    ("RuntimeError: Expected 4-dimensional input for 4-dimensional weight [64, 3, 7, 7], but got 3-dimensional input "
+     "of size [3, 224, 224] instead.", "shape.conv_input_rank", ["[64, 3, 7, 7]", "[3, 224, 224]"]),
+    ("RuntimeError: multi-target not supported at /pytorch/aten/src/THCUNN/generic/ClassNLLCriterion.cu:18",
+     "shape.loss_target_dims", ["ClassNLLCriterion"]),
+    ("RuntimeError: invalid argument 0: Sizes of tensors must match except in dimension 2. Got 66 and 67 in "
+     "dimension 1 at /x/THTensor.cpp:711", "shape.cat_sizes", ["dimension 2", "66 and 67", "dimension 1"]),
+    ("`\nRuntimeError: mat2 must be a matrix, got 1-D tensor\n`", "shape.mm_rank", ["mat2", "1-D"]),
+]
+
+
+@pytest.mark.parametrize("text, rule, values", CASES, ids=[f"{c[1]}-{i}" for i, c in enumerate(CASES)])
+def test_pasted_message_is_explained_with_its_values(text, rule, values):
+    diagnoses = explain_stream(io.StringIO(text))
+    assert diagnoses and diagnoses[0].rule == rule, f"{text[:80]!r} -> {[d.rule for d in diagnoses]}"
+    said = " ".join([diagnoses[0].title, diagnoses[0].summary, *diagnoses[0].fixes])
+    for value in values:
+        assert value.lower() in said.lower(), f"{value!r} not named for {rule}: {said}"
+
+
+@pytest.mark.parametrize("text", [
+    "IndexError: index 4 is out of bounds for axis 0 with size 4",   # NumPy, not a tensor
+    "RuntimeError: CUDA error: device-side assert triggered",
+])
+def test_near_misses_are_not_claimed_by_the_new_shape_rules(text):
+    new = {"shape.index_out_of_bounds", "shape.inplace_broadcast", "shape.conv_kernel_size",
+           "shape.loss_spatial_target", "shape.attention_heads", "shape.loss_broadcast_warning"}
+    assert not any(d.rule in new for d in explain_stream(io.StringIO(text)))
