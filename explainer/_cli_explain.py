@@ -14,6 +14,7 @@ from ._render import add_format_argument, render_json, render_text, use_colour
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
+FOLD_LINES = 400
 BLOCK_CHARS = 1 << 18
 
 
@@ -60,6 +61,7 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
     blocks = itertools.chain([head], iter(lambda: stream.read(BLOCK_CHARS), ""))
     seen: dict[str, Diagnosis] = {}
     unexplained_warnings: set[str] = set()
+    logged_lines: dict[str, str] = {}  # rule -> key of a one-line record it explained
     for found in scan_blocks(blocks):
         key = dedupe_key(found.text)
         if key in unexplained_warnings:
@@ -79,6 +81,14 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
         diagnosis.facts["input_line"] = found.line
         _note_raising_frame(diagnosis, found)
         _merge_ranks(diagnosis, found.ranks)
+        logged = logged_lines.get(diagnosis.rule) if diagnosis.rule else None
+        if logged is not None and found.line - seen[logged].facts["input_line"] <= FOLD_LINES:
+            # A one-line log record and the fuller report after it are one failure: keep the one that
+            # knows more, with the other's facts filling its gaps.
+            earlier = seen.pop(logged)
+            key, diagnosis = _fold(earlier, diagnosis, key, logged)
+        if found.logged_line and diagnosis.rule:
+            logged_lines[diagnosis.rule] = key
         seen[key] = diagnosis
     if seen:
         # Several ranks' streams finish at different times: report in the order errors began.
@@ -90,6 +100,17 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
             if diagnosis.rule is not None:
                 return [diagnosis]
     return []
+
+
+def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str) -> tuple[str, Diagnosis]:
+    def known(d: Diagnosis) -> int:
+        return sum(1 for k in d.facts if not k.startswith("_") and k not in ("input_line", "occurrences"))
+
+    keep, other, key = (later, earlier, later_key) if known(later) >= known(earlier) else (earlier, later, earlier_key)
+    for name, value in other.facts.items():
+        keep.facts.setdefault(name, value)
+    keep.facts["input_line"] = min(earlier.facts["input_line"], later.facts["input_line"])
+    return key, keep
 
 
 def _note_raising_frame(diagnosis: Diagnosis, found) -> None:

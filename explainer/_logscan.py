@@ -41,6 +41,8 @@ MARKER_RES = [
                r"(?:\[Rank \d+\]\s*)?)?(?P<message>Watchdog caught collective operation timeout: .*)"),
     # A DataLoader worker's dying words, written by its signal handler.
     re.compile(r"(?P<message>Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker.*)"),
+    # torch.distributed.elastic's agent, when a worker dies: the exit code and the signal, before the summary.
+    re.compile(r"(?P<message>failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\) of binary: .*)"),
     # A CUDA kernel's own assertion, printed (once per thread) before "device-side assert triggered".
     re.compile(r"(?P<message>[^\s`]*\.cuh?:\d+:.*?Assertion\s*`.*?`\s*failed\.?)"),
 ]
@@ -48,13 +50,14 @@ MARKER_RES = [
 # `warnings` prints it ("path.py:12: UserWarning: text"), VS Code's "Exception has occurred: Type".
 # The 'message' group is where the explained text starts.
 OPENER_RES = [
-    re.compile(r"^\S.*?\.py:\d+: (?P<message>[A-Z]\w*Warning:.*)$"),
+    re.compile(r"^(?P<path>\S.*?\.py):(?P<line>\d+): (?P<message>[A-Z]\w*Warning:.*)$"),
     re.compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*$"),
 ]
 # Anything that could begin an error: a block of log without any of these is skipped unread.
 # A frame line counts: pasted tracebacks often lose their first line.
+# Every marker's and opener's words must be here, or block scanning skips what line scanning finds.
 TRIGGER_RE = re.compile(r"Traceback|Error|Exception|Interrupt|Exit|Failure|Warning|Watchdog caught|Assertion|发生异常"
-                        r'|File "|\.py(?::\d+,)? in ')
+                        r'|exitcode|encountered in worker|File "|\.py(?::\d+,)? in ')
 MAX_PENDING_CHARS = 1 << 20
 STALE_LINES = 256
 INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
@@ -103,6 +106,7 @@ class FoundError:
     ranks: list[int] = field(default_factory=list)
     count: int = 1
     warning: bool = False  # a warning is worth reporting only when a rule explains it
+    logged_line: bool = False  # one log line (a marker), often followed by a fuller report of the same failure
 
     def location(self) -> Location | None:
         return frames_location(self.frames)
@@ -227,7 +231,10 @@ class _Stream:
         if header or opener:
             first = stripped if header else opener.group("message").strip()
             warning = _is_warning(header.group("type") if header else first.split(":", 1)[0])
-            self.current = FoundError("", self.frames if self.in_traceback else [], number, ranks, warning=warning)
+            frames = self.frames if self.in_traceback else []
+            if opener is not None and opener.groupdict().get("path"):
+                frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
+            self.current = FoundError("", frames, number, ranks, warning=warning)
             self.lines = [first]
             self.in_traceback, self.frames = False, []
             return
@@ -236,7 +243,8 @@ class _Stream:
             marker_rank = marker.groupdict().get("rank")
             if marker_rank is not None and not ranks:
                 ranks = [int(marker_rank)]
-            yield FoundError(line[marker.start("message"):].strip()[:MAX_MESSAGE_CHARS], [], number, ranks)
+            yield FoundError(line[marker.start("message"):].strip()[:MAX_MESSAGE_CHARS], [], number, ranks,
+                             logged_line=True)
             return
         if self.in_traceback and not line.startswith(" "):
             self.in_traceback, self.frames = False, []

@@ -41,6 +41,15 @@ def raise_fixture(relative: str) -> BaseException:
     raise AssertionError(f"{relative} did not raise: the fixture no longer reproduces its error")
 
 
+def raised(call) -> BaseException:
+    """The exception a real torch call raises, with its traceback (its frames stay live for the probes)."""
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - the error is the point
+        return exc
+    raise AssertionError("the call did not raise")
+
+
 def run_explainer(*args: str, env: dict | None = None, cwd: Path | None = None, stdin: str | None = None,
                   timeout: float = 120) -> subprocess.CompletedProcess:
     """`python -m explainer ARGS` in a subprocess, as a user would run it."""

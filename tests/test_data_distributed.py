@@ -173,7 +173,8 @@ def test_nccl_timeout_numbers():
 
 def test_child_failed_exit_code():
     rule = default_rulebase().by_id["distributed.child_failed"]
-    d = explain_text(rule.examples[0].message)
+    summary = next(e.message for e in rule.examples if "Root Cause" in e.message and "exitcode  : 1 " in e.message)
+    d = explain_text(summary)
     assert d.rule == rule.id and (d.facts["root_rank"], d.facts["exitcode"]) == (0, 1)
     assert "Python exception" in d.summary
 

@@ -9,13 +9,7 @@ import torch
 from explainer import explain
 from explainer._explain import explain_text
 
-
-def _raised(fn) -> BaseException:
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001 - the error is the point
-        return exc
-    raise AssertionError("the call did not raise")
+from conftest import raised
 
 
 def test_data_dependent_branch_under_export_names_the_expression():
@@ -26,7 +20,7 @@ def test_data_dependent_branch_under_export_names_the_expression():
                 return x * 2
             return x
 
-    exc = _raised(lambda: torch.export.export(Gate(), (torch.ones(4),)))
+    exc = raised(lambda: torch.export.export(Gate(), (torch.ones(4),)))
     diagnosis = explain(exc)
     assert diagnosis.rule == "compile.data_dependent"
     assert "u0 > 0" in diagnosis.summary
@@ -39,7 +33,7 @@ def test_specialised_dynamic_dim_names_dim_and_constant():
             return x.reshape(3, -1)
 
     batch = torch.export.Dim("batch", max=128)
-    exc = _raised(lambda: torch.export.export(Reshaper(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: batch}}))
+    exc = raised(lambda: torch.export.export(Reshaper(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: batch}}))
     diagnosis = explain(exc)
     assert diagnosis.rule == "compile.export_constraints"
     assert "`batch`" in diagnosis.summary and "constant (3)" in diagnosis.summary
@@ -53,13 +47,13 @@ def test_fullgraph_data_dependent_branch_is_a_graph_break():
         return -x
 
     torch._dynamo.reset()
-    diagnosis = explain(_raised(lambda: clip(torch.randn(4))))
+    diagnosis = explain(raised(lambda: clip(torch.randn(4))))
     assert diagnosis.rule == "compile.graph_break"
     assert "Data-dependent branching" in diagnosis.summary and "TensorVariable()" in diagnosis.summary
 
 
 def test_vmap_randomness():
-    diagnosis = explain(_raised(lambda: torch.vmap(lambda x: x + torch.randn_like(x))(torch.zeros(4, 3))))
+    diagnosis = explain(raised(lambda: torch.vmap(lambda x: x + torch.randn_like(x))(torch.zeros(4, 3))))
     assert diagnosis.rule == "other.vmap_randomness"
     assert "'same' or 'different'" in diagnosis.summary
 
@@ -107,7 +101,7 @@ def test_torchscript_unannotated_int_argument_names_argument_and_types():
         def resize(image, height):
             return image * height
 
-    diagnosis = explain(_raised(lambda: resize(torch.ones(2), 4)))
+    diagnosis = explain(raised(lambda: resize(torch.ones(2), 4)))
     assert diagnosis.rule == "compile.torchscript_value_type"
     for value in ("`resize()`", "`height`", "Tensor (inferred)", "int", "no type annotation"):
         assert value in diagnosis.summary, (value, diagnosis.summary)
@@ -122,7 +116,7 @@ def test_torchscript_comprehension_if_names_feature_and_line():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        diagnosis = explain(_raised(lambda: torch.jit.script(large_indices)))
+        diagnosis = explain(raised(lambda: torch.jit.script(large_indices)))
     assert diagnosis.rule == "compile.torchscript_unsupported"
     assert "Comprehension ifs" in diagnosis.summary
     assert "return [i for i in range(n) if i > 4]" in diagnosis.summary
@@ -133,13 +127,13 @@ def test_trace_of_non_tensor_output_is_explained():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        diagnosis = explain(_raised(lambda: torch.jit.trace(lambda x: (x * 2, 3), torch.ones(2))))
+        diagnosis = explain(raised(lambda: torch.jit.trace(lambda x: (x * 2, 3), torch.ones(2))))
     assert diagnosis.rule == "compile.trace_output_type"
     assert "returns something that is not a tensor" in diagnosis.summary
 
 
 def test_export_with_a_bare_tensor_asks_for_a_tuple():
-    exc = _raised(lambda: torch.export.export(torch.nn.Linear(4, 2), torch.ones(3, 4)))
+    exc = raised(lambda: torch.export.export(torch.nn.Linear(4, 2), torch.ones(3, 4)))
     diagnosis = explain(exc)
     assert diagnosis.rule == "compile.export_args_tuple"
     assert "torch.Tensor" in diagnosis.summary and "`args`" in diagnosis.summary

@@ -9,13 +9,7 @@ import torch
 from explainer import explain
 from explainer._explain import explain_text
 
-
-def _raised(fn) -> BaseException:
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001 - the error is the point
-        return exc
-    raise AssertionError("the call did not raise")
+from conftest import raised
 
 
 def test_integer_parameter_names_the_tensor_and_its_dtype():
@@ -23,7 +17,7 @@ def test_integer_parameter_names_the_tensor_and_its_dtype():
         fg_mask = torch.zeros(3, 5, dtype=torch.long)
         return torch.nn.Parameter(fg_mask)
 
-    diagnosis = explain(_raised(build))
+    diagnosis = explain(raised(build))
     assert diagnosis.rule == "dtype.requires_grad_integer"
     assert "`fg_mask` (int64, shape (3, 5))" in diagnosis.summary, diagnosis.summary
     assert any("register_buffer" in fix and "fg_mask" in fix for fix in diagnosis.fixes), diagnosis.fixes
@@ -32,14 +26,14 @@ def test_integer_parameter_names_the_tensor_and_its_dtype():
 
 def test_float8_promotion_names_both_dtypes():
     weight = torch.ones(4, dtype=torch.float8_e5m2)
-    diagnosis = explain(_raised(lambda: torch.ones(4) * weight))
+    diagnosis = explain(raised(lambda: torch.ones(4) * weight))
     assert diagnosis.rule == "dtype.float8_promotion"
     assert "Float tensor and a Float8_e5m2 tensor" in diagnosis.summary, diagnosis.summary
 
 
 def test_half_input_float_bias_conv_is_a_dtype_mismatch():
     conv = torch.nn.Conv2d(1, 1, 1)
-    exc = _raised(lambda: torch.nn.functional.conv2d(torch.ones(1, 1, 3, 3, dtype=torch.float64), conv.weight.double(),
+    exc = raised(lambda: torch.nn.functional.conv2d(torch.ones(1, 1, 3, 3, dtype=torch.float64), conv.weight.double(),
                                                      conv.bias))
     diagnosis = explain(exc)
     assert diagnosis.rule == "dtype.conv_input_type", (diagnosis.rule, str(exc))

@@ -96,15 +96,7 @@ def state_dict_keys(ctx: ProbeContext) -> Evidence | None:
     missing, unexpected = parse_state_dict_keys(_message(ctx.exception))
     if not missing and not unexpected:
         return None
-    facts: dict[str, Any] = {"missing_keys": _shown(missing), "unexpected_keys": _shown(unexpected),
-                             "missing_count": len(missing), "unexpected_count": len(unexpected)}
-    prefix = key_prefix(missing, unexpected)
-    if prefix is not None:
-        facts["key_prefix"], facts["prefix_side"] = prefix
-    else:
-        renamed = renamed_prefix(missing, unexpected)
-        if renamed is not None:
-            facts["renamed_from"], facts["renamed_to"] = renamed
+    facts = _key_analysis(missing, unexpected)
     culprits = []
     _, expr = _user_call(ctx)
     if expr is not None and expr.callee is not None and expr.callee.text.endswith(".load_state_dict"):
@@ -118,23 +110,28 @@ def state_dict_keys(ctx: ProbeContext) -> Evidence | None:
 
 
 @probe("state_dict_key_lists", provides=("missing_keys", "unexpected_keys", "missing_count", "unexpected_count",
-                                          "key_prefix", "renamed_from", "renamed_to"), live=False)
+                                          "key_prefix", "prefix_side", "renamed_from", "renamed_to"), live=False)
 def state_dict_key_lists(ctx: ProbeContext) -> Evidence | None:
     """The same key analysis as state_dict_keys, from the key lists a pattern captured (a pasted message)."""
     missing = KEY_RE.findall(str(ctx.facts.get("missing_list", "")))
     unexpected = KEY_RE.findall(str(ctx.facts.get("unexpected_list", "")))
     if not missing and not unexpected:
         return None
+    return Evidence(_key_analysis(missing, unexpected))
+
+
+def _key_analysis(missing: list[str], unexpected: list[str]) -> dict[str, Any]:
+    """The two key lists, and what relates them: a prefix on one side, or a renamed submodule."""
     facts: dict[str, Any] = {"missing_keys": _shown(missing), "unexpected_keys": _shown(unexpected),
                              "missing_count": len(missing), "unexpected_count": len(unexpected)}
     prefix = key_prefix(missing, unexpected)
     if prefix is not None:
-        facts["key_prefix"] = prefix[0]
+        facts["key_prefix"], facts["prefix_side"] = prefix
     elif missing and unexpected:
         renamed = renamed_prefix(missing, unexpected)
         if renamed is not None:
             facts["renamed_from"], facts["renamed_to"] = renamed
-    return Evidence(facts)
+    return facts
 
 
 def _locals(ctx: ProbeContext) -> dict[str, Any]:
