@@ -14,6 +14,7 @@ SUBCOMMANDS = {
     "curves": ("explainer._cli_curves", "diagnose a logged loss curve (CSV or JSON lines): healthy, overfitting, ..."),
     "overfit": ("explainer._cli_overfit", "single-batch overfit check on MODULE:FACTORY returning (model, batch, loss_fn)"),
     "site": ("explainer._cli_site", "build or serve the runbook site generated from runbooks/"),
+    "open": ("explainer._cli_open", "open a rule's runbook page in the browser (the local site is built first if needed)"),
     "rules": ("explainer._cli_rules", "list, show, check, test and scaffold rules (built-in and team packs)"),
 }
 

@@ -16,6 +16,10 @@ BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as
 MAX_DISTINCT = 1000
 FOLD_LINES = 400
 BLOCK_CHARS = 1 << 18
+# A rule tagged so in runbooks/ explains what a rank reports when another rank failed first (a
+# collective timeout, a closed Gloo connection, the launcher's summary and its SIGTERMs).
+CONSEQUENCE_TAG = "consequence"
+FIRST_RANK = "_first_rank"  # the rank that printed an error first; dropped before output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -81,6 +85,8 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
         diagnosis.facts["input_line"] = found.line
         _note_raising_frame(diagnosis, found)
         _merge_ranks(diagnosis, found.ranks)
+        if found.ranks:
+            diagnosis.facts[FIRST_RANK] = found.ranks[0]
         logged = logged_lines.get(diagnosis.rule) if diagnosis.rule else None
         if logged is not None and found.line - seen[logged].facts["input_line"] <= FOLD_LINES:
             # A one-line log record and the fuller report after it are one failure: keep the one that
@@ -92,7 +98,9 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
         seen[key] = diagnosis
     if seen:
         # Several ranks' streams finish at different times: report in the order errors began.
-        return sorted(seen.values(), key=lambda d: d.facts.get("input_line", 0))
+        diagnoses = sorted(seen.values(), key=lambda d: d.facts.get("input_line", 0))
+        link_root_cause(diagnoses)
+        return diagnoses
     if head.strip() and head.count("\n") <= BARE_MESSAGE_LINES and len(head) < BLOCK_CHARS:
         text = head.strip().strip("`").strip()
         if text:
@@ -109,8 +117,36 @@ def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str
     keep, other, key = (later, earlier, later_key) if known(later) >= known(earlier) else (earlier, later, earlier_key)
     for name, value in other.facts.items():
         keep.facts.setdefault(name, value)
+    if FIRST_RANK in earlier.facts:
+        keep.facts[FIRST_RANK] = earlier.facts[FIRST_RANK]
     keep.facts["input_line"] = min(earlier.facts["input_line"], later.facts["input_line"])
     return key, keep
+
+
+def link_root_cause(diagnoses: list[Diagnosis]) -> None:
+    """In a multi-rank log (in log order): the first rank to fail with an error of its own is the
+    likely root cause (facts.root_cause_rank on its diagnosis); what other ranks and the launcher
+    report because of it (rules tagged CONSEQUENCE_TAG) gets facts.consequence_of. When every error
+    is of that kind (a rank hung and another timed out), the first one is the root cause."""
+    ranked = [d for d in diagnoses if FIRST_RANK in d.facts]
+    if ranked:
+        causes = [d for d in ranked if not _is_consequence(d)]
+        root = (causes or ranked)[0]
+        rank = root.facts[FIRST_RANK]
+        root.facts["root_cause_rank"] = rank
+        for diagnosis in diagnoses:
+            if diagnosis is not root and _is_consequence(diagnosis):
+                diagnosis.facts["consequence_of"] = {"rank": rank, "rule": root.rule,
+                                                     "input_line": root.facts.get("input_line")}
+    for diagnosis in diagnoses:
+        diagnosis.facts.pop(FIRST_RANK, None)
+
+
+def _is_consequence(diagnosis: Diagnosis) -> bool:
+    from ._rulebase import default_rulebase
+
+    rule = default_rulebase().by_id.get(diagnosis.rule) if diagnosis.rule else None
+    return rule is not None and CONSEQUENCE_TAG in rule.tags
 
 
 def _note_raising_frame(diagnosis: Diagnosis, found) -> None:
@@ -134,4 +170,21 @@ def _merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:
 def _text_block(name: str, diagnosis: Diagnosis, colour: bool) -> str:
     line = diagnosis.facts.get("input_line")
     where = f"{name}:{line}" if line else name
-    return f"== {where}\n{render_text(diagnosis, colour=colour)}\n"
+    return f"== {where}{_ranks_note(diagnosis)}\n{render_text(diagnosis, colour=colour)}\n"
+
+
+def _ranks_note(diagnosis: Diagnosis) -> str:
+    """'  ranks 0, 1; root cause: rank 1 failed first', or what this is a consequence of."""
+    facts = diagnosis.facts
+    ranks = facts.get("ranks") or []
+    parts = [("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)] if ranks else []
+    if "root_cause_rank" in facts and _is_consequence(diagnosis):
+        parts.append(f"rank {facts['root_cause_rank']} failed first, but by waiting on another rank: the rank it"
+                     " waited for (one that reported no error of its own) is the likely culprit")
+    elif "root_cause_rank" in facts:
+        parts.append(f"root cause: rank {facts['root_cause_rank']} failed first")
+    cause = facts.get("consequence_of")
+    if isinstance(cause, dict):
+        parts.append(f"consequence of rank {cause.get('rank')}'s failure ({cause.get('rule') or 'unexplained'}"
+                     f" at line {cause.get('input_line')}), not a separate cause")
+    return "  (" + "; ".join(parts) + ")" if parts else ""

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import io
+import re
 import sys
 from pathlib import Path
 
@@ -47,24 +49,61 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     from ._config import runbook_url
+    from ._render import escape_controls
     from ._rulebase import default_rulebase
 
     rule = default_rulebase().by_id.get(args.rule_id)
     if rule is None:
-        print(f"explainer: no rule {args.rule_id!r} (see 'explainer rules list')", file=sys.stderr)
+        print(f"explainer: no rule {escape_controls(args.rule_id)!r} (see 'explainer rules list')", file=sys.stderr)
         return 2
-    print(f"{rule.id}  [{rule.category}, pack {rule.pack}, priority {rule.priority}]  {rule.title}")
-    print(f"file: {rule.file}:{rule.line}")
-    print(f"runbook: {runbook_url(rule.id)}")
-    for label, values in (("patterns", [p.pattern for p in rule.patterns]), ("probes", rule.probes),
-                          ("examples", [e.message for e in rule.examples]),
-                          ("counter-examples", [e.message for e in rule.counter_examples])):
+    print(escape_controls(f"{rule.id}  [{rule.category}, pack {rule.pack}, priority {rule.priority}]  {rule.title}"))
+    print(escape_controls(f"file: {rule.file}:{rule.line}"))
+    print(f"runbook: {escape_controls(runbook_url(rule.id))}")
+    for label, values in (("patterns", [p.pattern for p in rule.patterns]), ("probes", rule.probes)):
         if values:
             print(f"{label}:")
-            print("".join(f"  {v}\n" for v in values), end="")
+            print("".join(f"  {escape_controls(v)}\n" for v in values), end="")
     print()
-    print(rule.body.strip())
+    sys.stdout.flush()
+    _print_markdown(page_markdown(rule))
     return 0
+
+
+def page_markdown(rule) -> str:
+    """What the rule's site page shows, as Markdown for the terminal: messages, the runbook text, the
+    reproduction script."""
+    from ._render import escape_controls
+    from ._site import ROOT, fence
+
+    parts = [f"# {rule.title}"]
+    for heading, examples in (("Messages it matches", rule.examples),
+                              ("Near misses it must not match", rule.counter_examples)):
+        if examples:
+            parts.append(f"## {heading}")
+            parts.extend(fence(e.message) for e in examples)
+    parts.append(rule.body.strip())
+    if rule.fixture and (ROOT / rule.fixture).is_file():
+        parts += ["## Reproduction", fence(f"python -m explainer {rule.fixture}", "bash"),
+                  fence((ROOT / rule.fixture).read_text(encoding="utf-8"), "python")]
+    return escape_controls("\n\n".join(parts) + "\n")
+
+
+def _print_markdown(text: str) -> None:
+    """Rendered by rich: headings, lists and highlighted code blocks; no colour off a terminal or with NO_COLOR."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from ._render import use_colour
+
+    colour = use_colour(sys.stdout)
+    console = Console(file=io.StringIO(), force_terminal=colour, no_color=not colour, highlight=False,
+                      emoji=False, color_system="standard" if colour else None, legacy_windows=False,
+                      width=None if colour else 100)
+    console.print(Markdown(text, code_theme="ansi_dark", hyperlinks=colour))
+    out = console.file.getvalue()
+    if not colour:  # rich pads every line to the width: plain text for a pipe, a file or `less` has no padding
+        out = re.sub(r"\n{3,}", "\n\n", "\n".join(line.rstrip() for line in out.splitlines())) + "\n"
+    sys.stdout.write(out)
 
 
 def _report(findings, subjects: int, what: str) -> int:

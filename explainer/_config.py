@@ -12,7 +12,8 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-DEFAULT_RUNBOOK_URL = "http://127.0.0.1:8000/"
+# What `explainer site serve` serves: the site_url of a site built into site/build/ without a configured URL.
+SERVE_URL = "http://127.0.0.1:8000/"
 
 
 def find_pyproject(start: Path | None = None) -> Path | None:
@@ -43,9 +44,34 @@ def project_settings() -> tuple[dict[str, Any], Path | None]:
     return _table(path), path
 
 
+def configured_runbook_base() -> str | None:
+    """A team's hosted copy of the site: $EXPLAINER_RUNBOOK_URL, else runbook_url in [tool.explainer]."""
+    base = os.environ.get("EXPLAINER_RUNBOOK_URL") or project_settings()[0].get("runbook_url")
+    return str(base).rstrip("/") + "/" if base else None
+
+
+def local_site_dir() -> Path:
+    """Where the HTML site is built for this machine: the user cache folder (XDG_CACHE_HOME), one per
+    explainer version, so an upgrade builds the pages of its own rules."""
+    from . import __version__
+
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache).resolve() / "torch-explainer" / f"site-{__version__}" / "html"
+
+
 def runbook_base() -> str:
-    base = os.environ.get("EXPLAINER_RUNBOOK_URL") or project_settings()[0].get("runbook_url") or DEFAULT_RUNBOOK_URL
-    return str(base).rstrip("/") + "/"
+    """The configured hosted site, else the local site's file:// URL (no server needed)."""
+    return configured_runbook_base() or local_site_dir().as_uri() + "/"
+
+
+def local_page(path: str) -> str:
+    """A page of the local site: built without directory URLs, so every link opens from the file system."""
+    return path.rstrip("/") + ".html"
+
+
+def _page_url(path: str) -> str:
+    hosted = configured_runbook_base()
+    return hosted + path if hosted else local_site_dir().as_uri() + "/" + local_page(path)
 
 
 def runbook_path(rule_id: str) -> str:
@@ -54,7 +80,7 @@ def runbook_path(rule_id: str) -> str:
 
 
 def runbook_url(rule_id: str) -> str:
-    return runbook_base() + runbook_path(rule_id)
+    return _page_url(runbook_path(rule_id))
 
 
 def guide_path(slug: str) -> str:
@@ -63,4 +89,78 @@ def guide_path(slug: str) -> str:
 
 
 def guide_url(slug: str) -> str:
-    return runbook_base() + guide_path(slug)
+    return _page_url(guide_path(slug))
+
+
+def local_file(url: str) -> Path | None:
+    """The file a runbook URL of the local site names, or None for any other URL."""
+    base = local_site_dir().as_uri() + "/"
+    if not url.startswith(base):
+        return None
+    from urllib.parse import unquote
+
+    return local_site_dir().joinpath(*unquote(url[len(base):]).split("/"))
+
+
+# --- the local site: built once, in the background, the first time a diagnosis links to it ---
+
+def local_site_state(url: str) -> str | None:
+    """None when url is not the local site's or its page is there; else "stale" (built before the rule
+    existed), "building" (a build holds the lock), "failed" (the last build left its log) or "missing"."""
+    page = local_file(url)
+    if page is None or page.is_file():
+        return None
+    html = local_site_dir()
+    if (html / "index.html").is_file():
+        return "stale"
+    if _build_running(html.parent):
+        return "building"
+    log = html.parent / "build.log"
+    return "failed" if log.is_file() and log.stat().st_size and not log.read_text(errors="replace").startswith(
+        "built") else "missing"
+
+
+def local_build_blocker() -> str | None:
+    """Why the local site cannot be built from this install, or None."""
+    import importlib.util
+
+    if not (Path(__file__).resolve().parent.parent / "site" / "mkdocs.yml").is_file():
+        return "the site sources are in a source checkout, not in this install"
+    missing = [name for name in ("mkdocs", "material", "matplotlib") if importlib.util.find_spec(name) is None]
+    return f"{', '.join(missing)} missing: pip install 'torch-explainer[site]'" if missing else None
+
+
+def _build_running(folder: Path) -> bool:
+    lock = folder / "build.lock"
+    if not lock.is_file():
+        return False
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    with open(lock, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+def start_local_build() -> bool:
+    """Start building the local site in a detached process (never waited for); False when it cannot start.
+    EXPLAINER_BUILD_SITE=0 turns this off."""
+    if os.environ.get("EXPLAINER_BUILD_SITE", "1") == "0":
+        return False
+    import subprocess
+    import sys
+
+    folder = local_site_dir().parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / "build.log", "w") as log:
+            subprocess.Popen([sys.executable, "-m", "explainer._site"], stdin=subprocess.DEVNULL, stdout=log,
+                             stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+    except OSError:
+        return False
+    return True

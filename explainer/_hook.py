@@ -58,7 +58,7 @@ def _excepthook(etype: type[BaseException], value: BaseException, tb: TracebackT
         return
     printed, refused = _print_recorded(previous, etype, value, tb)
     if not refused:  # a stream that refused Python's traceback gets nothing more from us
-        report(value, tb, sys.stderr, printed=printed)
+        report(value, tb, sys.stderr, printed=printed, process_failure=True)
 
 
 def _thread_excepthook(args: Any) -> None:
@@ -95,21 +95,46 @@ def _rule_problems_notice() -> str:
     return problems_notice()
 
 
+def _rank_facts() -> dict[str, Any] | None:
+    from ._elastic import rank_facts
+
+    return rank_facts()
+
+
+def _record_for_elastic(diagnosis, printed: str | None) -> str:
+    """Put the diagnosis into the elastic error file; what to add to our output if that failed."""
+    from ._elastic import record_diagnosis
+    from ._render import render_text
+
+    try:
+        record_diagnosis(diagnosis, render_text(diagnosis, colour=False), printed)
+    except Exception as error:
+        return internal_failure_line(f"cannot write the elastic error file: {type(error).__name__}: {error}")
+    return ""
+
+
 def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, fmt: str | None = None,
-           printed: str | None = None) -> None:
+           printed: str | None = None, process_failure: bool = False) -> None:
     """Write the diagnosis of exc to stream; on any failure of our own, one line and nothing else.
 
     printed is the traceback already written for exc, when known: its exception texts are reused.
+    process_failure: exc ends the process (the main thread's), so under torchrun it is what the
+    elastic agent reports, and the diagnosis goes into the worker's error file too.
     """
     if stream is None:
         return
     try:
         fmt = choose_format(fmt or _state["format"])
         diagnosis = explain(exc, tb=tb, printed=printed)
+        rank = _rank_facts() if "RANK" in os.environ else None
+        if rank is not None:
+            diagnosis.facts["process"] = rank
         text = render(diagnosis, fmt, stream)
         if diagnosis.internal_errors:
             text += internal_failure_line(diagnosis.internal_errors[0], outcome="partial diagnosis")
         text += _rule_problems_notice()
+        if process_failure and os.environ.get("TORCHELASTIC_ERROR_FILE"):
+            text += _record_for_elastic(diagnosis, printed)
     except Exception as error:  # the explainer must never make a crash worse
         text = internal_failure_line(error)
         if os.environ.get("EXPLAINER_DEBUG"):

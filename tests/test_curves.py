@@ -37,7 +37,7 @@ def test_real_training_curves_are_classified(generator, regime, rule):
     diagnosis = analyze_history(History.from_rows(rows))
     assert diagnosis.facts["curve"] == regime, diagnosis.summary
     assert diagnosis.rule == rule
-    assert diagnosis.runbook.endswith(f"rules/{rule}/")
+    assert diagnosis.runbook.endswith(f"rules/{rule}.html")  # the local site's page (no runbook_url set)
     json.loads(diagnosis.to_json())
 
 

@@ -40,7 +40,8 @@ def test_json_output_contract():
     assert names == ["model.encoder.fc", "x"]
     assert record["culprits"][1]["shape"] == [32, 512]
     assert record["facts"]["m1_cols"] == 512 and record["facts"]["in_features"] == 256
-    assert record["runbook"].endswith("/rules/shape.matmul/")
+    # The default link is the local site's page, opened from the file system (no server).
+    assert record["runbook"].startswith("file://") and record["runbook"].endswith("/rules/shape.matmul.html")
 
 
 def test_environment_variable_selects_json():
@@ -129,6 +130,7 @@ def test_colour_only_on_a_terminal_and_never_with_no_color():
         master, slave = pty.openpty()
         env = {k: v for k, v in os.environ.items() if not k.startswith("EXPLAINER_")}
         env.pop("NO_COLOR", None)
+        env["EXPLAINER_BUILD_SITE"] = "0"  # a terminal would start the local site's background build
         env.update(extra_env)
         proc = subprocess.Popen([sys.executable, "-m", "explainer", LINEAR], cwd=ROOT, stdout=slave,
                                 stderr=slave, env=env)

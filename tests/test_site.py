@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from explainer._cli import build_parser
-from explainer._config import guide_path, runbook_base, runbook_path, runbook_url
+from explainer._config import guide_path, local_site_dir, runbook_base, runbook_path, runbook_url
 from explainer._probes import load_builtin_probes
 from explainer._render import render_text
 from explainer._rulebase import RuleBase, default_rulebase
@@ -124,10 +124,11 @@ def test_the_site_url_is_the_configured_runbook_base(site):
     assert f"<loc>{BASE}rules/shape.matmul/</loc>" in (result.out / "sitemap.xml").read_text(encoding="utf-8")
 
 
-def test_the_default_base_is_what_site_serve_serves(monkeypatch):
+def test_the_default_base_is_the_local_site_and_serve_serves_on_its_own_port(monkeypatch):
     monkeypatch.delenv("EXPLAINER_RUNBOOK_URL", raising=False)
     monkeypatch.chdir(builtin_rules_dir())  # no [tool.explainer] runbook_url above it in a checkout
-    assert runbook_base() == "http://127.0.0.1:8000/"
+    assert runbook_base() == local_site_dir().as_uri() + "/"  # opened from the file system, no server
+    assert runbook_url("shape.matmul") == runbook_base() + "rules/shape.matmul.html"
     args = build_parser().parse_args(["site", "serve"])
     assert args.port == 8000 and args.site_command == "serve"
     args = build_parser().parse_args(["site", "build", "--out", "x", "--check"])
@@ -218,6 +219,28 @@ def test_the_loss_curve_figures_come_from_real_runs_in_each_regime(site):
         png = result.out / "assets/figures" / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert 'src="../../assets/figures/gradient-norms.png"' in page_html(site, "guide/gradients")
+
+
+def test_the_gradient_and_nan_signal_pages_show_a_real_run_with_the_monitors_verdict(site, tmp_path):
+    from explainer import _site_curves
+
+    result, _ = site
+    for name in ("vanishing_gradients", "exploding_gradients", "nan_located"):
+        figure = f"signal-{name}.png"
+        source = (ROOT / "runbooks" / "signals" / f"{name}.md").read_text(encoding="utf-8")
+        assert f"](../assets/figures/{figure})" in source, f"runbooks/signals/{name}.md does not show {figure}"
+        page = page_html(site, runbook_path(f"signal.{name}"))
+        shown = re.findall(rf'<img[^>]*src="([^"]*/{re.escape(figure)})"', page)
+        assert shown, f"the page of signal.{name} shows no {figure}"
+        png = result.out / runbook_path(f"signal.{name}") / shown[0]
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f"{figure} was not written by the build"
+    # The same real runs again: the TrainingMonitor watching each gives the verdict its figure is for.
+    with _site_curves.one_thread():
+        verdicts = _site_curves.write_gradient_figures(tmp_path)
+    assert verdicts == {"signal-vanishing_gradients.png": "signal.vanishing_gradients",
+                        "signal-exploding_gradients.png": "signal.exploding_gradients",
+                        "signal-nan_located.png": "signal.nan_located"}
+    assert all((tmp_path / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for figure in verdicts)
 
 
 def test_check_mode_tells_whether_the_generated_pages_are_current(site):
