@@ -372,6 +372,7 @@ def write_figures(docs: Path) -> dict:
         }
         curves.write_signal_figures(folder)  # one real run per curve verdict, for the signal rules' pages
         curves.write_gradient_figures(folder)  # and per gradient / NaN verdict, with the monitor's verdict
+        curves.write_overfit_figures(folder)  # and the overfit-one-batch check's two verdicts
     for file_name, (title, names) in FIGURES.items():
         curves.plot_curves([runs[n] for n in names], folder / file_name, title,
                            reference=runs["train_healthy"] if file_name == "underfitting.png" else None)

@@ -501,3 +501,50 @@ def write_gradient_figures(folder: Path) -> dict[str, str | None]:
                      else "")
     verdicts[file_name] = located.rule if located else (diagnoses[0].rule if diagnoses else None)
     return verdicts
+
+
+# --- the overfit-one-batch verdicts, for signal.overfit_passed and signal.overfit_failed ---
+
+def write_overfit_figures(folder: Path) -> dict[str, str | None]:
+    """Run explainer.overfit_one_batch on a small MLP, as built and with softmax before CrossEntropyLoss
+    (probabilities where logits belong), and plot each loss curve with the rule the check returned."""
+    from ._overfit import overfit_one_batch
+
+    _, batch, _ = _setup(5, 16)
+    model = _mlp(64)
+    runs = {
+        "signal-overfit_passed.png": ("MLP, logits into CrossEntropyLoss", model),
+        "signal-overfit_failed.png": ("the same MLP with softmax before CrossEntropyLoss",
+                                      nn.Sequential(model, nn.Softmax(dim=1))),
+    }
+    results = {name: (label, overfit_one_batch(module, batch, nn.CrossEntropyLoss(), steps=150))
+               for name, (label, module) in runs.items()}
+    passed_label, passed = results["signal-overfit_passed.png"]
+    for name, (label, diagnosis) in results.items():
+        reference = (passed_label, passed) if name == "signal-overfit_failed.png" else None
+        plot_overfit(label, diagnosis, folder / name, reference=reference)
+    return {name: diagnosis.rule for name, (_, diagnosis) in results.items()}
+
+
+def _overfit_steps(facts: dict) -> list[float]:
+    """The steps of overfit_one_batch's sampled curve (it keeps 20 evenly spaced points of a longer run)."""
+    points, taken = len(facts["curve"]), facts["steps_taken"]
+    if points >= taken or points < 2:
+        return list(range(points))
+    return [round(i * (taken - 1) / (points - 1)) for i in range(points)]
+
+
+def plot_overfit(label: str, diagnosis, path: Path, *, reference: tuple | None = None) -> None:
+    fig, ax = _figure()
+    if reference is not None:
+        ref_label, ref = reference
+        ax.plot(_overfit_steps(ref.facts), ref.facts["curve"], color="0.6", linestyle="--",
+                label=f"for comparison, {ref_label} ({ref.rule})")
+    facts = diagnosis.facts
+    ax.plot(_overfit_steps(facts), facts["curve"], marker="o", markersize=3, color="C0", label=label)
+    ax.axhline(facts["tolerance"], color="C2", linestyle=":", linewidth=1,
+               label=f"pass line: loss <= {facts['tolerance']}")
+    causes = ", ".join(facts.get("causes", [])) or "none named"
+    verdict = diagnosis.rule if facts.get("passed") else f"{diagnosis.rule}\ncauses: {causes}"
+    _finish(fig, ax, path, f"overfit_one_batch on one batch of 16: {verdict}", xlabel="step on the one batch",
+            ylabel="cross-entropy loss", legend_at="center right")

@@ -221,11 +221,11 @@ def test_the_loss_curve_figures_come_from_real_runs_in_each_regime(site):
     assert 'src="../../assets/figures/gradient-norms.png"' in page_html(site, "guide/gradients")
 
 
-def test_the_gradient_and_nan_signal_pages_show_a_real_run_with_the_monitors_verdict(site, tmp_path):
+def test_the_gradient_nan_and_overfit_signal_pages_show_a_real_run_with_its_verdict(site, tmp_path):
     from explainer import _site_curves
 
     result, _ = site
-    for name in ("vanishing_gradients", "exploding_gradients", "nan_located"):
+    for name in ("vanishing_gradients", "exploding_gradients", "nan_located", "overfit_passed", "overfit_failed"):
         figure = f"signal-{name}.png"
         source = (ROOT / "runbooks" / "signals" / f"{name}.md").read_text(encoding="utf-8")
         assert f"](../assets/figures/{figure})" in source, f"runbooks/signals/{name}.md does not show {figure}"
@@ -241,6 +241,11 @@ def test_the_gradient_and_nan_signal_pages_show_a_real_run_with_the_monitors_ver
                         "signal-exploding_gradients.png": "signal.exploding_gradients",
                         "signal-nan_located.png": "signal.nan_located"}
     assert all((tmp_path / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for figure in verdicts)
+    # overfit_one_batch gives each of its two verdicts on the run drawn for it.
+    with _site_curves.one_thread():
+        overfit = _site_curves.write_overfit_figures(tmp_path)
+    assert overfit == {"signal-overfit_passed.png": "signal.overfit_passed",
+                       "signal-overfit_failed.png": "signal.overfit_failed"}
 
 
 def test_check_mode_tells_whether_the_generated_pages_are_current(site):

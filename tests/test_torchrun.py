@@ -170,16 +170,16 @@ def test_hang_times_out_on_the_waiting_rank(runs):
     run = runs["hang"]
     lines = run.rank_lines(0)
     assert any(re.search(r"Timed out waiting 2000ms for recv operation", line) for line in lines)
-    assert any(line.startswith("torch-explainer [distributed.gloo_connection]") for line in lines)
+    assert any(line.startswith("torch-explainer [distributed.gloo_collective_timeout]") for line in lines)
     assert not any(line.startswith("torch-explainer") for line in run.rank_lines(1))  # it was stopped, silent
     data = json.loads(run.error_file(0).read_text())
-    assert data["message"]["extraInfo"]["explainer"]["rule"] == "distributed.gloo_connection"
+    assert data["message"]["extraInfo"]["explainer"]["rule"] == "distributed.gloo_collective_timeout"
     assert run.error_file(1) is None
     root = run.root_cause_section()
-    assert re.search(r"rank\s*: 0 \(local_rank: 0\)", root) and "[distributed.gloo_connection]" in root
+    assert re.search(r"rank\s*: 0 \(local_rank: 0\)", root) and "[distributed.gloo_collective_timeout]" in root
     found = _by_rule(run.explained())
-    gloo = found["distributed.gloo_connection"]
-    assert gloo["facts"]["ranks"] == [0] and gloo["facts"]["root_cause_rank"] == 0
+    timeout = found["distributed.gloo_collective_timeout"]
+    assert timeout["facts"]["ranks"] == [0] and timeout["facts"]["root_cause_rank"] == 0
     assert found["distributed.child_failed"]["facts"]["consequence_of"]["rank"] == 0
     text = run_explainer("explain", str(run.log_path)).stdout
     assert "rank 0 failed first, but by waiting on another rank" in text
