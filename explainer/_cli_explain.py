@@ -158,7 +158,7 @@ def _note_raising_frame(diagnosis: Diagnosis, found) -> None:
     where = diagnosis.location
     if where is not None and (where.file, where.line) == (frame.file, frame.line):
         return
-    diagnosis.facts["raised_in"] = {"file": frame.file, "line": frame.line, "code": frame.code}
+    diagnosis.facts["raised_in"] = {"file": frame.file, "line": frame.line, "function": frame.func, "code": frame.code}
 
 
 def _merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:

@@ -96,6 +96,8 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
         if isinstance(frame, dict):
             code = f"   {frame.get('code')}" if frame.get("code") else ""
             where = escape_controls(f"{frame.get('file')}:{frame.get('line')}")
+            if frame.get("function"):
+                where += escape_controls(f" in {frame['function']}")
             rows.append(_Row([("  ", None)], [(label, "dim"), (where, "cyan"), (_safe(code), None)]))
     if diagnosis.culprits:
         rows.append(_Row([("  ", None)], [("culprits:", "bold")]))
