@@ -194,7 +194,7 @@ class _Stream:
             ends = (not stripped and not self.embedded_depth) or TRACEBACK_RE.match(line) or CHAIN_RE.match(line) \
                 or line.startswith("```") or len(self.lines) >= MAX_MESSAGE_LINES \
                 or new_record or marker is not None or opener is not None \
-                or (header is not None and not self.embedded_depth)
+                or (header is not None and not self.embedded_depth and not _introduces_inner(self.lines))
             if not ends:
                 if stripped.startswith("Original Traceback (most recent call last)"):
                     self.embedded_depth = 1
@@ -243,14 +243,22 @@ class _Stream:
             marker_rank = marker.groupdict().get("rank")
             if marker_rank is not None and not ranks:
                 ranks = [int(marker_rank)]
-            yield FoundError(line[marker.start("message"):].strip()[:MAX_MESSAGE_CHARS], [], number, ranks,
-                             logged_line=True)
+            text = line[marker.start("message"):].strip()
+            if marker_rank is not None:
+                text = f"[Rank {marker_rank}] {text}"  # the rank the component named, kept in the message
+            yield FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True)
             return
         if self.in_traceback and not line.startswith(" "):
             self.in_traceback, self.frames = False, []
         for inline in INLINE_CODE_RE.finditer(line):
             if exception_header(inline.group(1)):
                 yield FoundError(inline.group(1).strip(), [], number, ranks)
+
+
+def _introduces_inner(lines: list[str]) -> bool:
+    """A record whose last line announces the error that follows ("BackendCompilerFailed: backend='inductor'
+    raised:"): the next 'SomeError:' line is its inner error, not a new record."""
+    return bool(lines) and lines[-1].rstrip().endswith(" raised:")
 
 
 def frame_match(line: str) -> Frame | None:

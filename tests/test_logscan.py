@@ -136,7 +136,9 @@ def test_watchdog_lines_without_an_error_header_are_found():
     ]
     found = list(scan(lines))
     assert [f.ranks for f in found] == [[0], [2]]
-    assert all(f.text.startswith("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7") for f in found)
+    assert [f.text.split("] ", 1)[0] for f in found] == ["[Rank 0", "[Rank 2"]
+    assert all(f.text.split("] ", 1)[1].startswith("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7")
+               for f in found)
     assert dedupe_key(found[0].text) == dedupe_key(found[1].text)
 
 
