@@ -65,7 +65,7 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
     blocks = itertools.chain([head], iter(lambda: stream.read(BLOCK_CHARS), ""))
     seen: dict[str, Diagnosis] = {}
     unexplained_warnings: set[str] = set()
-    logged_lines: dict[str, str] = {}  # rule -> key of a one-line record it explained
+    logged_lines: dict[str, str] = {}  # rule -> key of a one-line record it explained, not yet folded
     for found in scan_blocks(blocks):
         key = dedupe_key(found.text)
         if key in unexplained_warnings:
@@ -87,13 +87,13 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
         _merge_ranks(diagnosis, found.ranks)
         if found.ranks:
             diagnosis.facts[FIRST_RANK] = found.ranks[0]
-        logged = logged_lines.get(diagnosis.rule) if diagnosis.rule else None
-        if logged is not None and found.line - seen[logged].facts["input_line"] <= FOLD_LINES:
-            # A one-line log record and the fuller report after it are one failure: keep the one that
-            # knows more, with the other's facts filling its gaps.
-            earlier = seen.pop(logged)
-            key, diagnosis = _fold(earlier, diagnosis, key, logged)
-        if found.logged_line and diagnosis.rule:
+        # A one-line log record (a marker) and the fuller report of the same rule after it are one
+        # failure: keep the one that knows more, the other's facts filling its gaps.
+        partner = logged_lines.pop(diagnosis.rule, None) if diagnosis.rule else None
+        if partner in seen and found.line - seen[partner].facts["input_line"] <= FOLD_LINES:
+            earlier = seen.pop(partner)
+            key, diagnosis = _fold(earlier, diagnosis, key, partner)
+        elif found.logged_line and diagnosis.rule:
             logged_lines[diagnosis.rule] = key
         seen[key] = diagnosis
     if seen:

@@ -224,3 +224,11 @@ def test_vs_code_exception_has_occurred_joins_type_and_message():
     text = _corpus_message("shape.yaml", "view_invalid_shape", "https://github.com/ashutosh1807/PixelFormer/issues/18")
     found = list(scan(text.splitlines()))
     assert found[0].text.startswith("RuntimeError: shape '[16, 34, 34, 512]' is invalid for input of size 8921088")
+
+
+def test_a_folded_log_line_is_not_folded_again_into_a_later_report():
+    # Two real failures in one log: the agent's exit line and its summary, then another run's summary.
+    first = _corpus_message("data_dist.yaml", "elastic_child_failed_sigkill", "https://github.com/lmzpai/roboMamba/issues/10")
+    second = _corpus_message("data_dist.yaml", "elastic_child_failed_sigkill", "https://github.com/lzhxmu/CPPO/issues/6")
+    diagnoses = explain_stream(io.StringIO(first + "\n\n" + second + "\n"))
+    assert [d.rule for d in diagnoses].count("distributed.child_failed") >= 2
