@@ -148,6 +148,23 @@ def user_frames(records: list[FrameRecord]) -> list[FrameRecord]:
     return [r for r in records if r.is_user]
 
 
+def find_local_instance(records: list[FrameRecord], module_name: str, class_name: str) -> tuple[str, Any] | None:
+    """(name, value) of the innermost user frame's local that is an instance of torch's module_name.class_name;
+    None when that torch module was never imported (nothing is imported here, no user code runs)."""
+    module = sys.modules.get(module_name)
+    cls = getattr(module, class_name, None) if module is not None else None
+    if cls is None:
+        return None
+    for record in reversed(user_frames(records)):
+        local_vars = record.locals
+        if not isinstance(local_vars, dict):
+            continue
+        for name, value in list(local_vars.items())[:MAX_LOCALS]:
+            if issubclass(type(value), cls):
+                return name, value
+    return None
+
+
 # --- the failing expression -------------------------------------------------------------------
 
 @dataclass

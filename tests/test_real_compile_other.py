@@ -9,19 +9,11 @@ import torch
 from explainer import explain
 from explainer._explain import explain_text
 
-from conftest import raised
+from conftest import raise_fixture, raised
 
 
 def test_data_dependent_branch_under_export_names_the_expression():
-    class Gate(torch.nn.Module):
-        def forward(self, x):
-            n = x.sum().to(torch.int64).item()
-            if n > 0:
-                return x * 2
-            return x
-
-    exc = raised(lambda: torch.export.export(Gate(), (torch.ones(4),)))
-    diagnosis = explain(exc)
+    diagnosis = explain(raise_fixture("fixtures/compile/data_dependent.py"))
     assert diagnosis.rule == "compile.data_dependent"
     assert "u0 > 0" in diagnosis.summary
     assert "forward" in diagnosis.summary

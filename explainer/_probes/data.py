@@ -9,8 +9,8 @@ import sys
 from typing import Any, Iterator
 
 from .._inspect import (MISSING, FrameRecord, child_modules, describe_module, describe_tensor, failing_expression,
-                        format_shape, innermost_user_frame, is_module, is_tensor, module_frames, module_repr,
-                        name_module, resolve_text, safe_getattr, user_frames)
+                        find_local_instance, format_shape, innermost_user_frame, is_module, is_tensor, module_frames,
+                        module_repr, name_module, resolve_text, safe_getattr)
 from . import Evidence, ProbeContext, probe
 
 MAX_KEYS_SHOWN = 8
@@ -223,27 +223,13 @@ def batchnorm_module(ctx: ProbeContext) -> Evidence | None:
             name = name_module(module, ctx.records) or type(module).__name__
             facts: dict[str, Any] = {"module": name, "module_repr": module_repr(module)}
             culprits = [describe_module(name, module)]
-            loader = _find_loader(ctx.records)
+            loader = find_local_instance(ctx.records, "torch.utils.data", "DataLoader")
             if loader is not None:
                 loader_name, value = loader
                 batch_size = safe_getattr(value, "batch_size")
                 if isinstance(batch_size, int) and safe_getattr(value, "drop_last") is False:
                     facts["loader_name"], facts["batch_size"] = loader_name, batch_size
             return Evidence(facts, culprits)
-    return None
-
-
-def _find_loader(records: list[FrameRecord]) -> tuple[str, Any] | None:
-    data = sys.modules.get("torch.utils.data")
-    if data is None:
-        return None
-    for record in reversed(user_frames(records)):
-        local_vars = record.locals
-        if not isinstance(local_vars, dict):
-            continue
-        for name, value in list(local_vars.items())[:2000]:
-            if issubclass(type(value), data.DataLoader):
-                return name, value
     return None
 
 

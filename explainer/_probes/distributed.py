@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
-from .._inspect import describe_module, is_module, module_repr, safe_getattr, user_frames
+from .._inspect import describe_module, find_local_instance, is_module, module_repr, safe_getattr
 from . import Evidence, ProbeContext, probe
 from .data import _submodule, named_parameters
 
 LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
-MAX_LOCALS_SCANNED = 2000
 
 
 @probe("launch_env", provides=("launch_vars", "rank_assigned", "launched_by_torchrun"))
@@ -28,27 +26,11 @@ def launch_env(ctx: ProbeContext) -> Evidence | None:
                      "launched_by_torchrun": "TORCHELASTIC_RUN_ID" in os.environ})
 
 
-def find_ddp(records) -> tuple[str, Any] | None:
-    """The DistributedDataParallel object a user frame holds in a local variable (or as an attribute of self)."""
-    parallel = sys.modules.get("torch.nn.parallel")
-    ddp_type = getattr(parallel, "DistributedDataParallel", None) if parallel is not None else None
-    if ddp_type is None:
-        return None
-    for record in reversed(user_frames(records)):
-        local_vars = record.locals
-        if not isinstance(local_vars, dict):
-            continue
-        for name, value in list(local_vars.items())[:MAX_LOCALS_SCANNED]:
-            if issubclass(type(value), ddp_type):
-                return name, value
-    return None
-
-
 @probe("ddp_ready_twice_param", provides=("ddp_name", "find_unused", "static_graph", "param_name", "owner_module",
                                            "owner_repr"))
 def ddp_ready_twice_param(ctx: ProbeContext) -> Evidence | None:
     """The DDP wrapper's settings and the module that owns the parameter marked ready twice."""
-    found = find_ddp(ctx.records)
+    found = find_local_instance(ctx.records, "torch.nn.parallel", "DistributedDataParallel")
     if found is None:
         return None
     ddp_name, ddp = found
