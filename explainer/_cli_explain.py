@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-from typing import TextIO
+from typing import Iterable, TextIO
 
 from ._diagnosis import Diagnosis
-from ._explain import explain_text
-from ._logscan import dedupe_key, scan_blocks
+from ._explain import explain_text, rerender
+from ._logscan import FoundError, dedupe_key, scan_blocks
 from ._render import add_format_argument, render_json, render_text, use_colour
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
@@ -55,6 +55,14 @@ def run(args: argparse.Namespace) -> int:
 def explain_input(name: str) -> list[Diagnosis]:
     if name == "-":
         return explain_stream(sys.stdin)
+    from ._logfile import GrepFailed, skippable_blocks
+
+    blocks = skippable_blocks(name)
+    if blocks is not None:
+        try:
+            return explain_found(scan_blocks(blocks))
+        except GrepFailed:
+            pass  # read it again the plain way
     with open(name, encoding="utf-8", errors="replace") as handle:
         return explain_stream(handle)
 
@@ -63,10 +71,25 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
     """Every distinct error in stream, explained; repeats (e.g. one per rank) are folded together."""
     head = stream.read(BLOCK_CHARS)
     blocks = itertools.chain([head], iter(lambda: stream.read(BLOCK_CHARS), ""))
+    diagnoses = explain_found(scan_blocks(blocks))
+    if diagnoses:
+        return diagnoses
+    if head.strip() and head.count("\n") <= BARE_MESSAGE_LINES and len(head) < BLOCK_CHARS:
+        text = head.strip().strip("`").strip()
+        if text:
+            diagnosis = explain_text(text)
+            if diagnosis.rule is not None:
+                return [diagnosis]
+    return []
+
+
+def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
+    """The errors a scan found, explained; repeats (e.g. one per rank) are folded together."""
     seen: dict[str, Diagnosis] = {}
     unexplained_warnings: set[str] = set()
     logged_lines: dict[str, str] = {}  # rule -> key of a one-line record it explained, not yet folded
-    for found in scan_blocks(blocks):
+    reports: dict[str, str] = {}  # rule -> key of the last fuller report it explained
+    for found in found_errors:
         key = dedupe_key(found.text)
         if key in unexplained_warnings:
             continue
@@ -89,25 +112,24 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
             diagnosis.facts[FIRST_RANK] = found.ranks[0]
         # A one-line log record (a marker) and the fuller report of the same rule after it are one
         # failure: keep the one that knows more, the other's facts filling its gaps.
+        # The record may also come after the report (a kernel's assertion printed after the Python error).
         partner = logged_lines.pop(diagnosis.rule, None) if diagnosis.rule else None
+        if partner is None and found.logged_line and diagnosis.rule:
+            partner = reports.get(diagnosis.rule)
         if partner in seen and found.line - seen[partner].facts["input_line"] <= FOLD_LINES:
             earlier = seen.pop(partner)
             key, diagnosis = _fold(earlier, diagnosis, key, partner)
+            if reports.get(diagnosis.rule) == partner:
+                reports[diagnosis.rule] = key
         elif found.logged_line and diagnosis.rule:
             logged_lines[diagnosis.rule] = key
+        elif diagnosis.rule:
+            reports[diagnosis.rule] = key
         seen[key] = diagnosis
-    if seen:
-        # Several ranks' streams finish at different times: report in the order errors began.
-        diagnoses = sorted(seen.values(), key=lambda d: d.facts.get("input_line", 0))
-        link_root_cause(diagnoses)
-        return diagnoses
-    if head.strip() and head.count("\n") <= BARE_MESSAGE_LINES and len(head) < BLOCK_CHARS:
-        text = head.strip().strip("`").strip()
-        if text:
-            diagnosis = explain_text(text)
-            if diagnosis.rule is not None:
-                return [diagnosis]
-    return []
+    # Several ranks' streams finish at different times: report in the order errors began.
+    diagnoses = sorted(seen.values(), key=lambda d: d.facts.get("input_line", 0))
+    link_root_cause(diagnoses)
+    return diagnoses
 
 
 def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str) -> tuple[str, Diagnosis]:
@@ -115,11 +137,16 @@ def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str
         return sum(1 for k in d.facts if not k.startswith("_") and k not in ("input_line", "occurrences"))
 
     keep, other, key = (later, earlier, later_key) if known(later) >= known(earlier) else (earlier, later, earlier_key)
-    for name, value in other.facts.items():
-        keep.facts.setdefault(name, value)
+    added = [name for name in other.facts if name not in keep.facts]
+    for name in added:
+        keep.facts[name] = other.facts[name]
+    if any(not name.startswith("_") and name not in ("input_line", "occurrences", "ranks") for name in added):
+        rerender(keep)
     if FIRST_RANK in earlier.facts:
         keep.facts[FIRST_RANK] = earlier.facts[FIRST_RANK]
     keep.facts["input_line"] = min(earlier.facts["input_line"], later.facts["input_line"])
+    if keep.location is None:
+        keep.location = other.location
     return key, keep
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import bisect
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -275,11 +276,24 @@ def _blocks(steps: list[float], losses: list[float], width: int) -> list[tuple[f
 
 def _rolling_median(values: list[float], half: int, *, shrink: bool = False) -> list[float]:
     """Centred median of 2*half+1 points. With shrink the window stays centred near the ends (so a steady
-    climb is its own trend there); without it the window is cut at the ends."""
+    climb is its own trend there); without it the window is cut at the ends.
+
+    Both ends of the window only move forward, so one sorted window is kept and updated by bisection
+    instead of sorting every window again (the monitor runs this on the whole history at each check)."""
     n, out = len(values), []
+    window: list[float] = []
+    lo = hi = 0
     for i in range(n):
         h = min(half, i, n - 1 - i) if shrink else half
-        out.append(statistics.median(values[max(0, i - h): i + h + 1]))
+        new_lo, new_hi = max(0, i - h), min(n, i + h + 1)
+        for value in values[hi:new_hi]:
+            bisect.insort(window, value)
+        for value in values[lo:new_lo]:
+            del window[bisect.bisect_left(window, value)]
+        lo, hi = new_lo, max(hi, new_hi)
+        size = len(window)
+        middle = size // 2
+        out.append(window[middle] if size % 2 else (window[middle - 1] + window[middle]) / 2)
     return out
 
 

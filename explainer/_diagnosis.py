@@ -16,9 +16,10 @@ class Location:
     file: str
     line: int
     code: str = ""
+    function: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"file": self.file, "line": self.line, "code": self.code}
+        return {"file": self.file, "line": self.line, "function": self.function, "code": self.code}
 
 
 @dataclass

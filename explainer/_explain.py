@@ -119,6 +119,19 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
     return _diagnose(found, text, [], None, extra_facts=extra_facts, location=location)
 
 
+def rerender(diagnosis: Diagnosis, rulebase: RuleBase | None = None) -> None:
+    """Summary and fixes written again from the diagnosis's facts, after facts were added to them (a log
+    record folded into the report of the same failure)."""
+    rule = (rulebase or default_rulebase()).by_id.get(diagnosis.rule) if diagnosis.rule else None
+    if rule is None:
+        return
+    text = diagnosis.error
+    error_type = text.split(":", 1)[0] if ":" in text.split("\n", 1)[0] else ""
+    context = {"error_type": error_type, "message": text, **diagnosis.facts}
+    diagnosis.summary = render_first(rule.summary, context) or rule.title
+    diagnosis.fixes = render_fixes(rule.fixes, context)
+
+
 def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: RuleBase,
                       fallback: Location | None = None) -> Diagnosis | None:
     """A DataLoader worker's re-raise: explain the original error, at the Dataset's line.

@@ -415,4 +415,4 @@ def user_location(records: list[FrameRecord]):
     record = innermost_user_frame(records)
     if record is None:
         return None
-    return Location(record.filename, record.lineno, record.code)
+    return Location(record.filename, record.lineno, record.code, record.name)

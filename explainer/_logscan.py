@@ -39,6 +39,11 @@ CONTINUATION_PREFIXES = (PREFIX_RES[-1],)  # a quoted line continues the quote; 
 MARKER_RES = [
     re.compile(r"(?:\[Rank (?P<rank>\d+)\]\s*)?(?:NCCL watchdog thread terminated with exception: "
                r"(?:\[Rank \d+\]\s*)?)?(?P<message>Watchdog caught collective operation timeout: .*)"),
+    # The NCCL heartbeat monitor, when the watchdog itself hangs.
+    re.compile(r"(?:\[PG [^\]]*?Rank (?P<rank>\d+)\]\s*)?(?P<message>(?:ProcessGroup\w*'s watchdog got stuck for \d+ ?"
+               r"seconds|Heartbeat monitor timed out).*)"),
+    # c10d's TCPStore client, before the rendezvous error that reports it.
+    re.compile(r"(?P<message>The client socket has timed out after \d+m?s while trying to connect to .*)"),
     # A DataLoader worker's dying words, written by its signal handler.
     re.compile(r"(?P<message>Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker.*)"),
     # torch.distributed.elastic's agent, when a worker dies: the exit code and the signal, before the summary.
@@ -56,25 +61,41 @@ OPENER_RES = [
 # Anything that could begin an error: a block of log without any of these is skipped unread.
 # A frame line counts: pasted tracebacks often lose their first line.
 # Every marker's and opener's words must be here, or block scanning skips what line scanning finds.
-TRIGGER_RE = re.compile(r"Traceback|Error|Exception|Interrupt|Exit|Failure|Warning|Watchdog caught|Assertion|发生异常"
-                        r'|exitcode|encountered in worker|File "|\.py(?::\d+,)? in ')
+# Plain strings, so that a file can be searched for them by grep -F (explainer/_logfile.py) as well as here.
+TRIGGER_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failure", "Warning", "Watchdog caught",
+                    "watchdog got stuck", "Heartbeat monitor timed out", "client socket has timed out",
+                    "Assertion", "发生异常", "exitcode", "encountered in worker", "File ", '", line ', ".py in ",
+                    "<ipython-input-")
+TRIGGER_RE = re.compile("|".join(re.escape(literal) for literal in TRIGGER_LITERALS))
 MAX_PENDING_CHARS = 1 << 20
 STALE_LINES = 256
 INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
 MAX_STREAMS = 1024
 TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
-FRAME_RE = re.compile(r'^\s*`?\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+FRAME_RE = re.compile(r'^\s*`?\s*File ["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+# A frame line whose beginning was cut off in the paste: 'tph-yolov5/utils/loss.py", line 243, in build_targets'.
+CUT_FRAME_RE = re.compile(r'^\s*(?P<file>[^"\s]+\.py)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+# Lines wrapped by the terminal or the forum at a fixed width: a line at least this long may go on below.
+WRAP_WIDTH = 64
+# The statement pasted on its own above the error ("loss.backward()" then "RuntimeError: ..."): a call.
+CALL_LINE_RE = re.compile(r"""^\s*(?:return\s+|(?:[\w.\[\]]+\s*,\s*)*[\w.\[\]]+\s*[-+*/]?=\s*)?[A-Za-z_][\w.\[\]'"]*\((?!.*: ).{0,200}$""")
+# A traceback cut before its last line ends at the raise statement: raise RuntimeError("text").
+RAISE_RE = re.compile(r"""^raise\s+(?P<type>[\w.]+)\(\s*(?P<q>["'])(?P<msg>[^"']*)(?P=q)\s*\)$""")
 # IPython and Jupyter: "File ~/x/linear.py:114, in Linear.forward(self, input)" (IPython 8) or
 # "~/x/linear.py in forward(self, input)" (IPython 7), then numbered context lines and an arrow at the line.
 IPYTHON_FRAME_RES = [
     re.compile(r'^\s*File (?P<file>[^"\s][^,"]*?\.py):(?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
     re.compile(r'^(?P<file>[^\s"]+\.py) in (?P<func>[\w<>.]+)\(.*$'),
+    re.compile(r'^(?P<file><ipython-input-[\w-]+>) in (?P<func>[\w<>.]+)(?:\(.*)?$'),
 ]
 ARROW_RE = re.compile(r"^\s*-*>\s*(?P<line>\d+)\s(?P<code>.*)$")
 CONTEXT_LINE_RE = re.compile(r"^\s*\d+(?:\s|$)")
 EXCEPTION_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning)|Exception|"
     r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
+# Parts of a message that torch prints after a blank line (dynamo's "from user code:" and its hints).
+AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceback:|Set TORCH_LOGS=|"
+                            r"Set torch\._dynamo\.config\.|You can suppress this exception)")
 CHAIN_RE = re.compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
 EMBEDDED_RE = re.compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent call last\):\s*\n(?P<rest>.*)\Z", re.S)
 WORKER_RE = re.compile(r"in DataLoader worker process (?P<worker>\d+)")
@@ -113,9 +134,12 @@ class FoundError:
 
 
 def frames_location(frames: list[Frame]) -> Location | None:
-    for frame in reversed(frames):
-        if looks_like_user_path(frame.file):
-            return Location(frame.file, frame.line, frame.code)
+    """The innermost frame of the user's code; where the paste shows none, the innermost frame of a
+    library that called into torch (the user's way in)."""
+    for wanted in (looks_like_user_path, looks_like_library_path):
+        for frame in reversed(frames):
+            if frame.file and wanted(frame.file):
+                return Location(frame.file, frame.line, frame.code, frame.func)
     return None
 
 
@@ -128,9 +152,19 @@ def looks_like_user_path(path: str) -> bool:
         return False
     if re.search(r"/s?bin/[^/]+$", lowered) and not lowered.endswith(".py"):
         return False  # a console script (torchrun, accelerate)
-    if re.search(r"/lib/python\d\.\d+/", lowered) or re.search(r"(^|/)torch/(nn|_tensor|autograd|utils|functional)", lowered):
+    if re.search(r"/lib/python\d\.\d+/", lowered) or _is_torch_path(lowered):
         return False
     return True
+
+
+def looks_like_library_path(path: str) -> bool:
+    """An installed package other than torch itself."""
+    lowered = path.replace("\\", "/")
+    return ("/site-packages/" in lowered or "/dist-packages/" in lowered) and not _is_torch_path(lowered)
+
+
+def _is_torch_path(lowered: str) -> bool:
+    return re.search(r"(^|/)torch/\S*\.py$", lowered) is not None
 
 
 def clean_line(line: str) -> tuple[str, int | None]:
@@ -150,11 +184,13 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool]:
         line = line[found.end():]
     for prefix in PREFIX_RES:
         stripped = prefix.sub("", line, count=1)
-        if stripped != line:
+        if stripped != line and stripped.strip():  # a bare timestamp is a value (the elastic report's table)
             line, new_record = stripped, prefix not in CONTINUATION_PREFIXES
             break
     if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
         line = line.strip().strip("`")
+    elif line.startswith("**") and line.rstrip().endswith("**") and len(line.strip()) > 4:
+        line = line.strip()[2:-2]  # markdown bold
     return line, rank, new_record
 
 
@@ -173,25 +209,59 @@ class _Stream:
         self.current: FoundError | None = None
         self.lines: list[str] = []
         self.embedded_depth = 0
+        self.blank_lines = 0
+        self.previous = ""  # the line before, for wrapped lines and a statement pasted above its error
+        self.repl_statement = ""  # the last '>>> ' line: the code of a "<stdin>" frame
 
     def finish(self) -> FoundError | None:
         done = self.current
         if done is not None:
             lines = self.lines
             if len(lines) > 1 and ":" not in lines[0]:
-                # VS Code's "Exception has occurred: RuntimeError" puts the message on the next line.
+                # VS Code's "Exception has occurred: RuntimeError" puts the message on the next line
+                # and the frames below it, innermost first.
                 lines = [f"{lines[0]}: {lines[1].strip()}", *lines[2:]]
+                lines, below = _frames_below(lines)
+                done.frames = done.frames or below
             done.text = "\n".join(lines).rstrip()[:MAX_MESSAGE_CHARS]
-        self.current, self.lines, self.embedded_depth = None, [], 0
+        self.current, self.lines, self.embedded_depth, self.blank_lines = None, [], 0, 0
         return done
 
     def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
+        if line.startswith((">>> ", ">> ")):  # (a markdown quote took one '>')
+            self.repl_statement = line.split(" ", 1)[1].strip()
+        yield from self._feed(number, line, rank, new_record)
+        self.previous = line
+
+    def cut_traceback(self, number: int, rank: int | None) -> FoundError | None:
+        """A traceback that ends without its error line, at a `raise Type("text")` statement."""
+        if self.current is not None or not self.in_traceback or not self.frames:
+            return None
+        found = RAISE_RE.match(self.frames[-1].code)
+        if found is None:
+            return None
+        text = f"{found.group('type')}: {found.group('msg')}"
+        return FoundError(text, self.frames, number, [rank] if rank is not None else [])
+
+    def _feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
         stripped = line.strip()
+        was_open = self.current is not None
         header = exception_header(line)
         opener = None if header else opener_match(line)
         marker = None if header or opener else marker_match(line)
+        if self.current is not None and not stripped and not self.embedded_depth:
+            self.blank_lines += 1  # the end of the message, unless a part of it that follows blank lines comes next
+            return
+        if self.current is not None and self.blank_lines:
+            if AFTER_BLANK_RE.match(stripped):
+                self.lines.extend([""] * self.blank_lines)
+            else:
+                done = self.finish()
+                if done is not None:
+                    yield done
+            self.blank_lines = 0
         if self.current is not None:
-            ends = (not stripped and not self.embedded_depth) or TRACEBACK_RE.match(line) or CHAIN_RE.match(line) \
+            ends = TRACEBACK_RE.match(line) or CHAIN_RE.match(line) \
                 or line.startswith("```") or len(self.lines) >= MAX_MESSAGE_LINES \
                 or new_record or marker is not None or opener is not None \
                 or (header is not None and not self.embedded_depth and not _introduces_inner(self.lines))
@@ -209,6 +279,22 @@ class _Stream:
             self.in_traceback, self.frames = True, []
             return
         frame = None if header else frame_match(line)
+        if self.in_traceback and header is None and frame is None and self.frames and not line[:1].isspace():
+            after_frame = frame_match(self.previous) is not None
+            fragment = not any(c.isspace() for c in stripped)  # "ackward": the rest of a cut name
+            if self._wrapped(line) and (fragment or not after_frame):
+                joined = frame_match(self.previous + line)
+                if joined is not None:
+                    if after_frame:
+                        joined.code = self.frames.pop().code
+                    self.frames.append(joined)
+                    return
+            if after_frame and not self.frames[-1].code and not self.frames[-1].ipython and stripped \
+                    and not ARROW_RE.match(line):
+                self.frames[-1].code = stripped  # the frame's code pasted without its indent
+                return
+            if self._wrapped(line):
+                return
         if frame is not None and not self.in_traceback:
             self.in_traceback, self.frames = True, []  # a traceback pasted without its first lines
         if self.in_traceback and header is None:
@@ -218,9 +304,10 @@ class _Stream:
             arrow = ARROW_RE.match(line)
             if arrow and self.frames and self.frames[-1].ipython:
                 self.frames[-1].line = self.frames[-1].line or int(arrow.group("line"))
-                self.frames[-1].code = arrow.group("code").strip()
+                # one arrow per frame; a later one belongs to a frame IPython left out ("...")
+                self.frames[-1].code = self.frames[-1].code or arrow.group("code").strip()
                 return
-            if self.frames and self.frames[-1].ipython and CONTEXT_LINE_RE.match(line):
+            if self.frames and self.frames[-1].ipython and (CONTEXT_LINE_RE.match(line) or stripped == "..."):
                 return
             if line.startswith("    ") and self.frames and not self.frames[-1].code:
                 self.frames[-1].code = stripped
@@ -232,6 +319,11 @@ class _Stream:
             first = stripped if header else opener.group("message").strip()
             warning = _is_warning(header.group("type") if header else first.split(":", 1)[0])
             frames = self.frames if self.in_traceback else []
+            for frame in frames:
+                if frame.file == "<stdin>" and not frame.code:
+                    frame.code = self.repl_statement
+            if not frames and not was_open and header and CALL_LINE_RE.match(self.previous):
+                frames = [Frame("", 0, code=self.previous.strip())]  # no file known, only the statement
             if opener is not None and opener.groupdict().get("path"):
                 frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
             self.current = FoundError("", frames, number, ranks, warning=warning)
@@ -249,10 +341,38 @@ class _Stream:
             yield FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True)
             return
         if self.in_traceback and not line.startswith(" "):
+            cut = self.cut_traceback(number, rank)
+            if cut is not None:
+                yield cut
             self.in_traceback, self.frames = False, []
         for inline in INLINE_CODE_RE.finditer(line):
             if exception_header(inline.group(1)):
                 yield FoundError(inline.group(1).strip(), [], number, ranks)
+
+
+    def _wrapped(self, line: str) -> bool:
+        """The rest of a frame or code line cut at the terminal's width."""
+        previous = self.previous
+        if ARROW_RE.match(line):
+            return False
+        return len(previous) >= WRAP_WIDTH and bool(line) and not line[:1].isspace() \
+            and (frame_match(previous) is not None or previous.lstrip().startswith("File \"")
+                 or (len(line) < WRAP_WIDTH and bool(self.frames)))
+
+
+def _frames_below(lines: list[str]) -> tuple[list[str], list[Frame]]:
+    """The message lines, and the frames listed under them innermost first (returned innermost last)."""
+    start = next((i for i, line in enumerate(lines) if frame_match(line)), None)
+    if start is None:
+        return lines, []
+    frames: list[Frame] = []
+    for line in lines[start:]:
+        frame = frame_match(line)
+        if frame is not None:
+            frames.append(frame)
+        elif frames and not frames[-1].code and line.strip():
+            frames[-1].code = line.strip()
+    return lines[:start], frames[::-1]
 
 
 def _introduces_inner(lines: list[str]) -> bool:
@@ -262,7 +382,7 @@ def _introduces_inner(lines: list[str]) -> bool:
 
 
 def frame_match(line: str) -> Frame | None:
-    found = FRAME_RE.match(line)
+    found = FRAME_RE.match(line) or CUT_FRAME_RE.match(line)
     if found:
         return Frame(found.group("file"), int(found.group("line")), (found.group("func") or "").strip())
     for pattern in IPYTHON_FRAME_RES:
@@ -312,6 +432,9 @@ class _Scanner:
         for rank, last in self.last_line.items():
             if number - last > STALE_LINES:
                 stream = self.streams[rank]
+                cut = stream.cut_traceback(last, rank)
+                if cut is not None:
+                    yield cut
                 stream.in_traceback, stream.frames = False, []
                 done = stream.finish()
                 if done is not None:
@@ -329,8 +452,21 @@ class _Scanner:
         if number % STALE_LINES == 0:
             yield from self.expire(number)
 
+    def remember(self, raw: str) -> None:
+        """A line skipped unread: only kept as the line before the next one."""
+        line, rank, _ = clean_line_record(raw)
+        stream = self.streams.get(rank)
+        if stream is not None:
+            stream.previous = line
+        elif len(self.streams) < MAX_STREAMS:
+            self.streams[rank] = _Stream()
+            self.streams[rank].previous = line
+
     def finish(self) -> Iterator[FoundError]:
-        for stream in self.streams.values():
+        for rank, stream in self.streams.items():
+            cut = stream.cut_traceback(self.last_line.get(rank, 0), rank)
+            if cut is not None:
+                yield cut
             done = stream.finish()
             if done is not None:
                 yield done
@@ -344,14 +480,41 @@ def scan(lines: Iterable[str]) -> Iterator[FoundError]:
     yield from scanner.finish()
 
 
-def scan_blocks(blocks: Iterable[str]) -> Iterator[FoundError]:
+@dataclass
+class SkippableBlock:
+    """Whole lines of a file, undecoded: whether a trigger literal occurs in them (found by grep), and
+    the number of their first line where it is known (always when they hold a trigger)."""
+
+    data: bytes
+    has_trigger: bool
+    first_line: int | None = None
+
+    def decode(self) -> str:
+        text = self.data.decode("utf-8", "replace")
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text  # universal newlines
+
+    def last_line(self) -> str:
+        data = self.data.rstrip(b"\r\n")
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+        return data[cut:].decode("utf-8", "replace")
+
+
+def scan_blocks(blocks: Iterable[str | SkippableBlock]) -> Iterator[FoundError]:
     """scan() over text read in large blocks: a block with nothing that could start an error, read
     while no error is open, is skipped whole, so a long healthy training log costs one regex search
-    per block rather than the full treatment of every line."""
+    per block rather than the full treatment of every line. A SkippableBlock (whole lines) says
+    itself whether it holds a trigger and is decoded only when it is read."""
     scanner = _Scanner()
     number = 0
     pending = ""
     for block in blocks:
+        if isinstance(block, SkippableBlock):
+            if scanner.idle() and not block.has_trigger and not pending:
+                scanner.remember(block.last_line())  # not counted: the next block read knows its first line
+                continue
+            if block.first_line is not None:
+                number = block.first_line - 1
+            block = block.decode()
         text = pending + block
         cut = text.rfind("\n") + 1
         if cut == 0 and len(text) < MAX_PENDING_CHARS:
@@ -360,12 +523,14 @@ def scan_blocks(blocks: Iterable[str]) -> Iterator[FoundError]:
         if cut == 0:  # no newline in a huge run of text (binary junk): treat it as one line
             cut = len(text)
         body, pending = text[:cut], text[cut:]
+        if scanner.idle() and not TRIGGER_RE.search(body):
+            number += body.count("\n") + (not body.endswith("\n"))
+            # the last line may be the statement an error in the next block names
+            scanner.remember(body[body.rfind("\n", 0, len(body) - 1) + 1:].rstrip("\n"))
+            continue
         lines = body.split("\n")
         if lines[-1] == "":
             lines.pop()
-        if scanner.idle() and not TRIGGER_RE.search(body):
-            number += len(lines)
-            continue
         for raw in lines:
             number += 1
             yield from scanner.feed(number, raw)

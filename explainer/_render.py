@@ -86,6 +86,8 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
     ]
     if diagnosis.location is not None:
         where = escape_controls(f"{diagnosis.location.file}:{diagnosis.location.line}")
+        if diagnosis.location.function and diagnosis.location.function != "<module>":
+            where += escape_controls(f" in {diagnosis.location.function}")
         code = f"   {diagnosis.location.code}" if diagnosis.location.code else ""
         rows.append(_Row([("  ", None)], [("at ", "dim"), (where, "cyan"), (_safe(code), None)]))
     rank = _rank_line(diagnosis.facts.get("process"))
@@ -95,6 +97,10 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
         frame = diagnosis.facts.get(key)
         if isinstance(frame, dict):
             code = f"   {frame.get('code')}" if frame.get("code") else ""
+            if not frame.get("file"):
+                # only the code line was pasted above the error
+                rows.append(_Row([("  ", None)], [(label.replace(" in ", " at"), "dim"), (_safe(code), None)]))
+                continue
             where = escape_controls(f"{frame.get('file')}:{frame.get('line')}")
             if frame.get("function"):
                 where += escape_controls(f" in {frame['function']}")

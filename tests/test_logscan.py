@@ -96,7 +96,7 @@ def test_pasted_issue_explains_each_error_and_invents_nothing_for_the_config_err
     unrelated = found[None]
     assert unrelated["error"] == "KeyError: 'scheduler'"
     assert unrelated["category"] == "other" and unrelated["fixes"] == [] and unrelated["culprits"] == []
-    assert unrelated["location"] == {"file": "/home/me/project/train.py", "line": 5,
+    assert unrelated["location"] == {"file": "/home/me/project/train.py", "line": 5, "function": "build_scheduler",
                                      "code": 'return cfg["scheduler"]["warmup_steps"]'}
 
 
@@ -193,17 +193,20 @@ def test_logs_embed_current_fixture_output(log, fixture):
         f"{log} no longer holds {fixture}'s message: regenerate it from the fixture's stderr"
 
 
-def _corpus_message(file: str, family: str, source: str) -> str:
+def _corpus_message(source: str, file: str = "", family: str = "") -> str:
+    """A message of the real-world corpus (fixtures/real/) by its source URL, and file and wording family
+    where one thread gave several."""
     import yaml
 
-    for entry in yaml.safe_load((ROOT / "fixtures" / "real" / file).read_text(encoding="utf-8")):
-        if entry["family"] == family and entry["source"] == source:
-            return entry["message"]
-    raise AssertionError(f"{file}: no {family} entry from {source}")
+    for path in sorted((ROOT / "fixtures" / "real").glob(file or "*.yaml")):
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            if isinstance(entry, dict) and entry.get("source") == source and family in ("", entry["family"]):
+                return entry["message"]
+    raise AssertionError(f"no {family or 'entry'} from {source} in {file or 'the corpus'}")
 
 
 def test_kernel_assertion_lines_fold_into_one_error_that_names_the_kernel():
-    text = _corpus_message("devmem.yaml", "nll_assert", "https://github.com/milesial/Pytorch-UNet/issues/375")
+    text = _corpus_message("https://github.com/milesial/Pytorch-UNet/issues/375", "devmem.yaml", "nll_assert")
     diagnoses = explain_stream(io.StringIO(text))
     assert len(diagnoses) == 1
     assert diagnoses[0].rule == "device.device_assert"
@@ -212,8 +215,7 @@ def test_kernel_assertion_lines_fold_into_one_error_that_names_the_kernel():
 
 
 def test_a_warning_printed_with_its_path_is_found_and_unknown_warnings_stay_silent():
-    text = _corpus_message("dtype_autograd.yaml", "checkpoint_no_input_requires_grad",
-                           "https://github.com/petko-nikolov/pysemseg/issues/5")
+    text = _corpus_message("https://github.com/petko-nikolov/pysemseg/issues/5", "dtype_autograd.yaml", "checkpoint_no_input_requires_grad")
     found = list(scan(text.splitlines()))
     assert found and found[0].warning and found[0].text.startswith("UserWarning: None of the inputs")
     log = "epoch 1\n/x/site-packages/foo.py:12: UserWarning: this flag is deprecated\n  warnings.warn(\nepoch 2\n"
@@ -221,14 +223,112 @@ def test_a_warning_printed_with_its_path_is_found_and_unknown_warnings_stay_sile
 
 
 def test_vs_code_exception_has_occurred_joins_type_and_message():
-    text = _corpus_message("shape.yaml", "view_invalid_shape", "https://github.com/ashutosh1807/PixelFormer/issues/18")
+    text = _corpus_message("https://github.com/ashutosh1807/PixelFormer/issues/18", "shape.yaml", "view_invalid_shape")
     found = list(scan(text.splitlines()))
     assert found[0].text.startswith("RuntimeError: shape '[16, 34, 34, 512]' is invalid for input of size 8921088")
 
 
 def test_a_folded_log_line_is_not_folded_again_into_a_later_report():
     # Two real failures in one log: the agent's exit line and its summary, then another run's summary.
-    first = _corpus_message("data_dist.yaml", "elastic_child_failed_sigkill", "https://github.com/lmzpai/roboMamba/issues/10")
-    second = _corpus_message("data_dist.yaml", "elastic_child_failed_sigkill", "https://github.com/lzhxmu/CPPO/issues/6")
+    first = _corpus_message("https://github.com/lmzpai/roboMamba/issues/10", "data_dist.yaml", "elastic_child_failed_sigkill")
+    second = _corpus_message("https://github.com/lzhxmu/CPPO/issues/6", "data_dist.yaml", "elastic_child_failed_sigkill")
     diagnoses = explain_stream(io.StringIO(first + "\n\n" + second + "\n"))
     assert [d.rule for d in diagnoses].count("distributed.child_failed") >= 2
+
+
+# --- where a pasted traceback failed: messages from the real-world corpus (fixtures/real/) --------
+
+def _where(message: str) -> tuple[dict | None, dict | None]:
+    diagnosis = next(d for d in explain_stream(io.StringIO(message)) if d.rule)
+    location = diagnosis.location.to_dict() if diagnosis.location else None
+    return location, diagnosis.facts.get("raised_in")
+
+
+@pytest.mark.parametrize("source, file_end, line, function, code", [
+    # a Windows path wrapped at 80 columns inside the File line, and a function name cut after "b"
+    ("https://github.com/microsoft/human-pose-estimation.pytorch/issues/112", "core\\function.py", 56, "train",
+     "loss.backward( )"),
+    # frame lines that lost their 'File "' beginning in the paste
+    ("https://github.com/cv516Buaa/tph-yolov5/issues/45", "utils/loss.py", 243, "build_targets", "indices.append"),
+    ("https://github.com/facebookresearch/sam2/issues/48", "sam\\transformer.py", 255, "forward",
+     "F.scaled_dot_product_attention"),
+    # IPython 7: "<ipython-input-4-...> in <module>()" with "----> 1 c(x)", and a library frame wrapped mid-line
+    ("https://github.com/pytorch/pytorch/issues/11065", "497ccf32130c>", 1, "<module>", "c(x)"),
+    ("https://github.com/pytorch/pytorch/issues/36608", "c912e1d6e469>", 1, "<module>", "v1[0].mul_(2)"),
+    # VS Code lists the frames under the message, innermost first
+    ("https://github.com/TexasInstruments/edgeai-yolov5/issues/60", "utils\\loss.py", 236, "build_targets",
+     "indices.append"),
+    # kernel assertions logged before the traceback: the folded diagnosis keeps the traceback's line
+    ("https://github.com/layumi/Person_reID_baseline_pytorch/issues/372", "train.py", 379, "train_model",
+     "loss.item()"),
+    # the error line in markdown bold
+    ("https://github.com/lppllppl920/EndoscopyDepthEstimation-Pytorch/issues/13", "models.py", 541,
+     "_depth_warping", "u_2.view(-1)"),
+    # IPython 7 leaving frames out ("...") and an arrow of a frame it did not show
+    ("https://github.com/adrinta/MAGNET/issues/6", "MAGNET/models.py", 76, "forward", "self.embedding(token)"),
+    ("https://github.com/MisaOgura/flashtorch/issues/42", "utils\\__init__.py", 119, "denormalize",
+     "channel.mul_(std).add_(mean)"),
+    # a statement typed at the Python prompt (">>> ") is the code of its "<stdin>" frame
+    ("https://github.com/thu-ml/tianshou/pull/1237", "<stdin>", 1, "<module>", "b = a.to('mps')"),
+    # no frame of the user's code in the paste: the library that called torch (gradcam), not torch
+    ("https://github.com/1Konny/gradcam_plus_plus-pytorch/issues/7", "gradcam/gradcam.py", 70, "forward",
+     "score.backward"),
+])
+def test_pasted_tracebacks_are_located_despite_how_they_were_pasted(source, file_end, line, function, code):
+    location, _ = _where(_corpus_message(source))
+    assert location is not None and location["file"].endswith(file_end)
+    assert (location["line"], location["function"]) == (line, function) and code in location["code"]
+
+
+@pytest.mark.parametrize("source, code", [
+    ("https://github.com/sczhou/CodeFormer/issues/303", "return F.conv2d(input, weight, bias, self.stride,"),
+    ("https://github.com/xiezhy6/GP-VTON/issues/48", "cloth_parse_for_d = data['flat_clothes_label'].cuda()"),
+])
+def test_a_statement_pasted_alone_above_the_error_is_shown_as_where_it_was_raised(source, code):
+    location, raised_in = _where(_corpus_message(source))
+    assert location is None and raised_in == {"file": "", "line": 0, "function": "", "code": code}
+
+
+def test_a_traceback_cut_before_its_error_line_is_read_from_the_raise_statement():
+    found = list(scan(_corpus_message("https://github.com/xxlong0/SparseNeuS/issues/42").splitlines()))
+    assert [f.text for f in found] == ["RuntimeError: grad can be implicitly created only for scalar outputs"]
+    location, raised_in = _where(_corpus_message("https://github.com/xxlong0/SparseNeuS/issues/42"))
+    assert location["code"] == "loss.backward()" and raised_in["function"] == "_make_grads"
+
+
+def test_a_log_line_above_an_error_is_not_taken_for_a_statement():
+    text = "Epoch(3/10) loss: 0.51\nRuntimeError: CUDA error: device-side assert triggered\n"
+    diagnosis = explain_stream(io.StringIO(text))[0]
+    assert diagnosis.location is None and "raised_in" not in diagnosis.facts
+
+
+def test_curly_quotes_and_a_code_line_without_its_indent_still_make_a_frame():
+    _, raised_in = _where(_corpus_message("https://github.com/pytorch/pytorch/issues/17041"))
+    assert raised_in["function"] == "_tcp_rendezvous_handler"
+    assert raised_in["code"] == "store = TCPStore(result.hostname, result.port, start_daemon)"
+
+
+def test_a_kernel_assertion_printed_after_the_python_error_is_folded_into_it():
+    diagnoses = explain_stream(io.StringIO(_corpus_message("https://github.com/milesial/Pytorch-UNet/issues/258")))
+    assert [d.rule for d in diagnoses] == ["device.device_assert"]
+    assert "SpatialClassNLLCriterion.cu" in diagnoses[0].summary
+
+
+def test_dynamo_message_goes_on_after_its_blank_line_to_the_users_code():
+    found = list(scan(_corpus_message("https://github.com/pytorch/pytorch/issues/100109").splitlines()))
+    assert len(found) == 1 and "from user code:" in found[0].text
+    assert "scores += position_bias_masked" in found[0].text
+
+
+@pytest.mark.parametrize("source, rule", [
+    ("https://github.com/snowflakedb/ArcticTraining/issues/219", "distributed.nccl_watchdog_stuck"),
+    ("https://github.com/pytorch/pytorch/issues/107021", "distributed.rendezvous_timeout"),
+])
+def test_log_lines_without_an_error_header_are_found(source, rule):
+    diagnoses = explain_stream(io.StringIO(_corpus_message(source)))
+    assert diagnoses[0].rule == rule
+
+
+def test_a_timestamp_alone_on_a_line_is_part_of_the_elastic_report():
+    found = list(scan(_corpus_message("https://github.com/ZhehengJiangLancaster/AMVUR/issues/2").splitlines()))
+    assert len(found) == 1 and found[0].text.endswith("signal 9 (SIGKILL) received by PID 36071")

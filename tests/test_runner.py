@@ -35,7 +35,8 @@ def test_json_output_contract():
     assert record["rule"] == "shape.matmul"
     assert record["category"] == "shape"
     assert set(record) >= {"rule", "category", "title", "summary", "location", "culprits", "fixes", "runbook", "facts"}
-    assert record["location"] == {"file": str(ROOT / LINEAR), "line": 13, "code": "return self.fc(x)"}
+    assert record["location"] == {"file": str(ROOT / LINEAR), "line": 13, "function": "forward",
+                                  "code": "return self.fc(x)"}
     names = [c["name"] for c in record["culprits"]]
     assert names == ["model.encoder.fc", "x"]
     assert record["culprits"][1]["shape"] == [32, 512]
