@@ -11,7 +11,7 @@ from ._errors import RuleError
 from ._gc import paused_gc
 from ._rulecache import NO_CACHE, open_cache
 from ._packs import Pack, discover_packs, display_path
-from ._rules import Rule, builtin_rules_dir, load_rule_file, rule_files
+from ._rules import Rule, builtin_rules_dir, load_rule_file, rule_files, text_may_match
 
 MATCH_TIMEOUT_S = 0.1
 MAX_MATCH_CHARS = 100_000
@@ -61,10 +61,10 @@ class RuleBase:
 
 
 def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None) -> Match | None:
-    for index, literal in enumerate(rule.literals):
-        if literal is not None and literal not in text:
+    for index, required in enumerate(rule.literals):
+        if not text_may_match(required, text):
             continue  # cannot match: no need to compile or run the pattern
-        pattern = rule.patterns[index]
+        pattern = rule.pattern(index)
         try:
             found = pattern.search(text, timeout=MATCH_TIMEOUT_S)
         except TimeoutError:

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-VERSION = 2
+VERSION = 4
 MAX_FILES = 20_000
 MAX_TEMPLATES = 50_000
 MAX_CACHE_FILES = 64

@@ -62,18 +62,25 @@ class Rule:
     line: int = 1
     kind: str = "error"
     facts: list[str] = field(default_factory=list)
-    literals: list[str | None] = field(default_factory=list)
+    literals: list[list[list[str]] | None] = field(default_factory=list)
     _compiled: list[Any] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.literals:
-            self.literals = [required_literal(source) for source in self.pattern_sources]
+            self.literals = [required_runs(source) for source in self.pattern_sources]
 
     @property
     def patterns(self) -> list[Any]:
+        return [self.pattern(index) for index in range(len(self.pattern_sources))]
+
+    def pattern(self, index: int) -> Any:
+        """One compiled pattern: compiled when first needed, since compiling costs more than matching."""
         if self._compiled is None:
-            self._compiled = [regex.compile(source) for source in self.pattern_sources]
-        return self._compiled
+            self._compiled = [None] * len(self.pattern_sources)
+        compiled = self._compiled[index]
+        if compiled is None:
+            compiled = self._compiled[index] = regex.compile(self.pattern_sources[index])
+        return compiled
 
     @property
     def templates(self) -> list[str]:
@@ -85,78 +92,77 @@ class Rule:
         return set(self.groups)
 
 
-_GLOBAL_FLAGS_RE = re.compile(r"\(\?[a-zA-Z]*[ixwfV][a-zA-Z]*\)")
-_CLASS_ESCAPES = set("dDwWsSbBAZGhHvVKXpPmM")
+MAX_ALTERNATIVES = 16
+MIN_RUN = 2
 
 
-def required_literal(source: str) -> str | None:
-    """The longest run of plain text every match of the pattern must contain, or None.
+def required_runs(source: str) -> list[list[str]] | None:
+    """What every match of the pattern must contain, as alternatives of plain-text runs: the pattern can
+    match text only if, for one alternative, every run is in the text. None: no shortcut.
 
-    Conservative: text inside groups, alternation at the top level, case-insensitive or verbose
-    flags and numeric escapes all give None, which only means "no shortcut" for this pattern.
+    Read from the pattern's syntax tree (the standard library's parser; a pattern it cannot read, or
+    one that ignores case, gives None, which only means "no shortcut"). Runs inside optional parts,
+    classes, backreferences and lookarounds are not required; alternation gives alternatives.
     """
-    if _GLOBAL_FLAGS_RE.search(source):
+    try:
+        from re import _parser as parser  # the stdlib's own; private, so any failure means "no shortcut"
+
+        # group names do not change what is required, and `regex` allows one name twice
+        tree = parser.parse(re.sub(r"\(\?P<\w+>", "(?:", source))
+        if tree.state.flags & re.IGNORECASE:
+            return None
+        found = _requirements(list(tree), parser)
+    except Exception:
         return None
-    runs: list[str] = []
+    if found is None or not found or any(not alternative for alternative in found):
+        return None
+    # an alternative that holds more than another adds nothing: the smaller one is tried first anyway
+    minimal = {frozenset(a) for a in found if not any(b < a for b in found)}
+    return sorted(sorted(alternative) for alternative in minimal)
+
+
+def _requirements(items: list, parser) -> list[set[str]] | None:
+    """Alternatives (sets of runs) a sequence of parsed items requires; None when there are too many."""
+    constants = parser  # opcode names are module constants there
+    result: list[set[str]] = [set()]
     run: list[str] = []
-    depth = 0
-    i, n = 0, len(source)
 
     def close() -> None:
-        if run:
-            runs.append("".join(run))
-            run.clear()
+        if len(run) >= MIN_RUN:
+            for alternative in result:
+                alternative.add("".join(run))
+        run.clear()
 
-    while i < n:
-        char = source[i]
-        if char == "\\":
-            if i + 1 >= n:
-                return None
-            nxt = source[i + 1]
-            if nxt.isalnum():
-                if nxt not in _CLASS_ESCAPES:
-                    return None  # \x41, \1, \N{..}: not worth decoding
-                close()
-            elif depth == 0:
-                run.append(nxt)
-            i += 2
+    for op, value in items:
+        if op is constants.LITERAL:
+            run.append(chr(value))
             continue
-        if char == "[":
-            close()
-            i += 1
-            if i < n and source[i] == "^":
-                i += 1
-            if i < n and source[i] == "]":
-                i += 1
-            while i < n and source[i] != "]":
-                i += 2 if source[i] == "\\" else 1
-            i += 1
-            continue
-        if char == "(":
-            close()
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth < 0:
+        close()
+        inner: list[set[str]] | None = None
+        if op is constants.SUBPATTERN:
+            _group, add_flags, _del_flags, body = value
+            if not add_flags & re.IGNORECASE:
+                inner = _requirements(list(body), parser)
+        elif op in (constants.MAX_REPEAT, constants.MIN_REPEAT, constants.POSSESSIVE_REPEAT):
+            low, _high, body = value
+            if low >= 1:
+                inner = _requirements(list(body), parser)
+        elif op is constants.ATOMIC_GROUP:
+            inner = _requirements(list(value), parser)
+        elif op is constants.BRANCH:
+            branches = [_requirements(list(branch), parser) for branch in value[1]]
+            if all(b is not None for b in branches):
+                inner = [alternative for b in branches for alternative in b]
+        if inner:
+            result = [a | b for a in result for b in inner]
+            if len(result) > MAX_ALTERNATIVES:
                 return None
-        elif char == "|":
-            if depth == 0:
-                return None
-        elif char in "*?{":
-            if depth == 0 and run:
-                run.pop()  # the character before is optional
-            close()
-            if char == "{":
-                end = source.find("}", i)
-                i = n if end < 0 else end
-        elif char in "+.^$":
-            close()
-        elif depth == 0:
-            run.append(char)
-        i += 1
     close()
-    best = max(runs, key=len, default="")
-    return best if len(best) >= 3 else None
+    return result
+
+
+def text_may_match(required: list[list[str]] | None, text: str) -> bool:
+    return required is None or any(all(run in text for run in alternative) for alternative in required)
 
 
 def builtin_rules_dir() -> Path:
@@ -263,7 +269,7 @@ def _field_lines(node: Any, prefix: str = "") -> dict[str, int]:
 
 def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: str,
                 known_probes: dict[str, Any] | None, cache: RuleCache, cached_groups: set[str] | None,
-                cached_literals: list[str | None] | None) -> Rule:
+                cached_literals: list[list[list[str]] | None] | None) -> Rule:
     """Validate every field; on problems, raise the first with all of them in its `problems`."""
     rule_id = data.get("id")
     problems: list[RuleError] = []
