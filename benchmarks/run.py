@@ -67,27 +67,39 @@ def side_by_side(a: list[str], b: list[str], repeat: int, env_a=None, env_b=None
 
 
 CRASH_COST = """
-import io, runpy, statistics, sys, time
+import io, runpy, sys, time
 import torch
 try:
     runpy.run_path(sys.argv[1], run_name="__main__")
 except Exception as exc:
     error = exc
-started = time.process_time()
-from explainer._hook import report
-report(error, error.__traceback__, io.StringIO())
-print(time.process_time() - started)
+clock = time.process_time
+marks = [clock()]
+from explainer import _explain, _render
+from explainer._gc import paused_gc
+marks.append(clock())                                    # import
+rulebase = _explain.default_rulebase()
+marks.append(clock())                                    # load
+rulebase.match(_explain.exception_text(error))
+marks.append(clock())                                    # match (patterns compiled on first use)
+with paused_gc():
+    diagnosis = _explain.explain(error, tb=error.__traceback__)
+marks.append(clock())                                    # probes and templates (the match again is cached)
+_render.render(diagnosis, "text", io.StringIO())
+marks.append(clock())                                    # render
+print(" ".join(str(b - a) for a, b in zip(marks, marks[1:])))
 """
+STAGES = ("import", "load", "match", "probes + templates", "render")
 
 
-def crash_cost(script: str, repeat: int, env: dict[str, str] | None = None) -> float:
-    """The explainer's own CPU time at the crash (imports, rules, probes, rendering), first call, median."""
-    costs = []
+def crash_cost(script: str, repeat: int, env: dict[str, str] | None = None) -> list[float]:
+    """The explainer's own CPU time at the crash by stage (first call), medians over repeat processes."""
+    runs = []
     for _ in range(repeat):
         done = subprocess.run([sys.executable, "-c", CRASH_COST, script], cwd=ROOT, env=env or _env(),
                               capture_output=True, text=True)
-        costs.append(float(done.stdout.strip().splitlines()[-1]))
-    return statistics.median(costs)
+        runs.append([float(v) for v in done.stdout.strip().splitlines()[-1].split()])
+    return [statistics.median(stage) for stage in zip(*runs)]
 
 
 def make_team_pack(folder: Path, count: int) -> Path:
@@ -145,6 +157,12 @@ def make_log(path: Path, megabytes: int) -> Path:
     return path
 
 
+def _cost_row(label: str, stages: list[float], plain_cpu: float) -> str:
+    total = sum(stages)
+    parts = " | ".join(f"{stage * 1000:.0f} ms" for stage in stages)
+    return f"| {label} | {total * 1000:.0f} ms | {parts} | {plain_cpu:.3f} s | {1 + total / plain_cpu:.3f} |"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats and a 10 MB log")
@@ -170,9 +188,8 @@ def main() -> int:
     for script in SCRIPTS:
         measured = side_by_side([python, script], [python, "-m", "explainer", script], repeat)
         row(f"`python -m explainer {Path(script).name}` vs `python {Path(script).name}`", measured, "<= 1.05")
-        cost = crash_cost(script, repeat)
-        costs.append(f"| {Path(script).name} | {cost * 1000:.0f} ms | {measured['cpu'][0]:.3f} s | "
-                     f"{1 + cost / measured['cpu'][0]:.3f} |")
+        stages = crash_cost(script, repeat)
+        costs.append(_cost_row(Path(script).name, stages, measured["cpu"][0]))
 
     with tempfile.TemporaryDirectory() as tmp:
         pack = make_team_pack(Path(tmp), 1000)
@@ -180,9 +197,8 @@ def main() -> int:
         for script in SCRIPTS[:2]:
             measured = side_by_side([python, script], [python, "-m", "explainer", script], repeat, env_b=env_rules)
             row(f"same, with 1,000 team rules: {Path(script).name}", measured, "<= 1.10")
-            cost = crash_cost(script, repeat, env_rules)
-            costs.append(f"| {Path(script).name}, 1,000 team rules | {cost * 1000:.0f} ms | "
-                         f"{measured['cpu'][0]:.3f} s | {1 + cost / measured['cpu'][0]:.3f} |")
+            stages = crash_cost(script, repeat, env_rules)
+            costs.append(_cost_row(f"{Path(script).name}, 1,000 team rules", stages, measured["cpu"][0]))
 
     measured = side_by_side([python, "-c", "import torch"], [python, "-c", "import torch, explainer"], repeat)
     row("`import torch, explainer` vs `import torch`", measured, "-")
@@ -226,8 +242,8 @@ def main() -> int:
         "loading, probes, rendering), against the CPU time of the plain script; the ratio this implies is",
         "the same comparison without the run-to-run noise of two separate processes:",
         "",
-        "| script | explainer at the crash | plain script CPU | implied ratio |",
-        "| --- | --- | --- | --- |",
+        "| script | explainer at the crash | " + " | ".join(STAGES) + " | plain script CPU | implied ratio |",
+        "| --- | --- | " + "--- | " * len(STAGES) + "--- | --- |",
         *costs,
         "",
         f"`python -X importtime`: `import explainer` {explainer_ms:.1f} ms cumulative, on top of "

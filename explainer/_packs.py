@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ._diagnosis import CATEGORIES
 from ._errors import RuleError
 from ._rules import parse_yaml_with_lines
@@ -124,6 +122,8 @@ def read_pack(folder: Path, origin: str) -> Pack:
     if not path.is_file():
         raise RuleError(shown, f"a rule pack needs a {PACK_FILE} (named by {origin})",
                         hint="write 'prefix: yourteam': the prefix every rule id of the pack starts with")
+    import yaml
+
     try:
         data, field_lines = parse_yaml_with_lines(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:

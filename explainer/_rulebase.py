@@ -9,9 +9,10 @@ from typing import Any
 
 from ._errors import RuleError
 from ._gc import paused_gc
-from ._rulecache import NO_CACHE, open_cache
+from ._rulecache import NO_CACHE, folder_index_path, load_index, open_cache, save_index
 from ._packs import Pack, discover_packs, display_path
-from ._rules import Rule, builtin_rules_dir, load_rule_file, rule_files, text_may_match
+from ._rules import (Rule, builtin_rules_dir, load_rule_file, rule_files, rule_from_data, rule_to_data,
+                     text_may_match)
 
 MATCH_TIMEOUT_S = 0.1
 MAX_MATCH_CHARS = 100_000
@@ -88,15 +89,25 @@ def _number(value: str) -> Any:
 def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | None = None,
                 cached: bool = False) -> tuple[list[Rule], list[RuleError]]:
     """Every rule file of folder; cached=True reuses what earlier processes learned (see _rulecache)."""
+    files = rule_files(folder)
+    index = None
+    if cached:
+        probes = ",".join(sorted(known_probes)) if known_probes is not None else "*"
+        index = folder_index_path(folder, files, f"{pack}|{display_root}|{probes}")
+        built = load_index(index)
+        if built is not None:
+            return [rule_from_data(data) for data in built], []
     cache = open_cache(folder) if cached else NO_CACHE
     rules, problems = [], []
-    for path in rule_files(folder):
+    for path in files:
         try:
             rules.append(load_rule_file(path, pack=pack, known_probes=known_probes, display_root=display_root,
                                         cache=cache))
         except RuleError as exc:
             problems.append(exc)
     cache.save()
+    if index is not None and not problems:
+        save_index(index, [rule_to_data(rule) for rule in rules])  # a folder with problems is read again
     return rules, problems
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
 import tempfile
 import threading
@@ -122,3 +123,46 @@ NO_CACHE = RuleCache(None)
 
 def open_cache(folder: Path) -> RuleCache:
     return RuleCache(cache_path(folder))
+
+
+def folder_index_path(folder: Path, files: list[Path], context: str) -> Path | None:
+    """Where the built rules of a whole folder are kept: named by a digest of every rule file's path,
+    size and modification time and of what validation depended on (context), so any edit, new or
+    deleted file misses it."""
+    base = cache_dir()
+    if base is None:
+        return None
+    digest = hashlib.sha1(f"{VERSION}|{context}|{os.path.abspath(folder)}".encode("utf-8", "surrogateescape"))
+    for path in files:
+        key = RuleCache.file_key(path)
+        if key is None:
+            return None
+        digest.update(key.encode("utf-8", "surrogateescape"))
+    return base / f"index-v{VERSION}-{digest.hexdigest()[:24]}.marshal"
+
+
+def load_index(path: Path | None) -> list[dict[str, Any]] | None:
+    """The rules (as plain data) a previous process built from exactly these files, or None."""
+    if path is None:
+        return None
+    try:
+        data = marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    return data if isinstance(data, list) and all(isinstance(item, dict) for item in data) else None
+
+
+def save_index(path: Path | None, rules: list[dict[str, Any]]) -> None:
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".index-", suffix=".marshal")
+        with os.fdopen(handle, "wb") as out:
+            out.write(marshal.dumps(rules))
+        os.replace(temp, path)
+        files = sorted(path.parent.glob(f"index-v{VERSION}-*.marshal"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in files[MAX_CACHE_FILES:]:
+            stale.unlink(missing_ok=True)
+    except (OSError, ValueError):
+        pass

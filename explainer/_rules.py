@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
-
-import regex
-import yaml
 
 from ._diagnosis import CATEGORIES
 from ._errors import RuleError
@@ -79,6 +76,8 @@ class Rule:
             self._compiled = [None] * len(self.pattern_sources)
         compiled = self._compiled[index]
         if compiled is None:
+            import regex  # only when a pattern is needed: a crash pays for what it uses
+
             compiled = self._compiled[index] = regex.compile(self.pattern_sources[index])
         return compiled
 
@@ -90,6 +89,23 @@ class Rule:
     @property
     def group_names(self) -> set[str]:
         return set(self.groups)
+
+
+def rule_to_data(rule: Rule) -> dict[str, Any]:
+    """A validated rule as plain data (marshal-able), for the folder index (_rulecache)."""
+    data = {f.name: getattr(rule, f.name) for f in fields(Rule) if not f.name.startswith("_")}
+    data["groups"] = sorted(rule.groups)
+    for name in ("examples", "counter_examples"):
+        data[name] = [(e.message, e.source, e.line) for e in data[name]]
+    return data
+
+
+def rule_from_data(data: dict[str, Any]) -> Rule:
+    data = dict(data)
+    data["groups"] = set(data["groups"])
+    for name in ("examples", "counter_examples"):
+        data[name] = [Example(*item) for item in data[name]]
+    return Rule(**data)
 
 
 MAX_ALTERNATIVES = 16
@@ -214,6 +230,8 @@ def _read_rule_file(path: Path, shown: str) -> tuple[dict, dict[str, int], str]:
         raise RuleError(shown, "no YAML front matter", line=1,
                         hint="start the file with a line '---', the rule's fields, then another '---'")
     header, body = match.group(1), match.group(2)
+    import yaml
+
     try:
         data, lines = parse_yaml_with_lines(header)
     except yaml.YAMLError as exc:
@@ -235,14 +253,13 @@ def _display(path: Path, root: Path | None) -> str:
     return str(path)
 
 
-# libyaml when PyYAML was built with it: rule loading happens at the moment of a crash.
-_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 def parse_yaml_with_lines(header: str) -> tuple[Any, dict[str, int]]:
     """YAML's data and the (zero-based) line of each field, from one safe parse: rule front matter,
-    pack files."""
-    loader = _SAFE_LOADER(header)
+    pack files. PyYAML is imported here, not when the module loads: cached rules are not parsed again."""
+    import yaml
+
+    # libyaml when PyYAML was built with it: rule loading happens at the moment of a crash.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(header)
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
@@ -253,6 +270,8 @@ def parse_yaml_with_lines(header: str) -> tuple[Any, dict[str, int]]:
 
 def _field_lines(node: Any, prefix: str = "") -> dict[str, int]:
     """Map 'field', 'field[2]' and 'field[2].message' to the zero-based line where each starts."""
+    import yaml
+
     lines: dict[str, int] = {}
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
@@ -309,6 +328,8 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     if cached_groups is not None:
         groups = cached_groups
     else:
+        import regex
+
         compiled, groups = [], set()
         for i, source in enumerate(raw_patterns):
             try:

@@ -205,6 +205,26 @@ def test_cache_skips_compiling_unchanged_files_and_notices_edits(tmp_path, monke
         load_rule_file(path, known_probes=PROBES, cache=RuleCache(cache_file))
 
 
+def test_a_folder_loads_from_its_index_until_a_file_changes(tmp_path, monkeypatch):
+    from explainer import _rulebase
+    from explainer._rules import Rule
+
+    monkeypatch.setenv("EXPLAINER_CACHE_DIR", str(tmp_path / "cache"))
+    path = _write(tmp_path, GOOD)
+    first, problems = _rulebase.load_folder(path.parent, pack="acme", known_probes=PROBES, cached=True)
+    assert not problems and list((tmp_path / "cache").glob("index-*.marshal"))
+    built = []
+    monkeypatch.setattr(_rulebase, "load_rule_file", lambda *a, **k: built.append(a) or Rule(*[None] * 11))
+    again, _ = _rulebase.load_folder(path.parent, pack="acme", known_probes=PROBES, cached=True)
+    assert not built, "an unchanged folder is read from its index, no file parsed"
+    assert again == first and again[0].pattern(0).search("AcmeLoaderTimeout: shard 7 took 120s")
+    monkeypatch.undo()
+    monkeypatch.setenv("EXPLAINER_CACHE_DIR", str(tmp_path / "cache"))
+    path.write_text(GOOD.replace("(?P<seconds>\\d+)s'", "(?P<seconds>\\d+s'"))
+    rules, problems = _rulebase.load_folder(path.parent, pack="acme", known_probes=PROBES, cached=True)
+    assert not rules and "does not compile" in str(problems[0])
+
+
 def test_unwritable_cache_is_ignored(tmp_path):
     from explainer._rulecache import RuleCache
 
