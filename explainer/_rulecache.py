@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-VERSION = 4
+VERSION = 5
 MAX_FILES = 20_000
 MAX_TEMPLATES = 50_000
 MAX_CACHE_FILES = 64

@@ -130,15 +130,16 @@ def required_runs(source: str) -> list[list[str]] | None:
         found = _requirements(list(tree), parser)
     except Exception:
         return None
-    if found is None or not found or any(not alternative for alternative in found):
+    if not found or any(not alternative for alternative in found):
         return None
     # an alternative that holds more than another adds nothing: the smaller one is tried first anyway
     minimal = {frozenset(a) for a in found if not any(b < a for b in found)}
     return sorted(sorted(alternative) for alternative in minimal)
 
 
-def _requirements(items: list, parser) -> list[set[str]] | None:
-    """Alternatives (sets of runs) a sequence of parsed items requires; None when there are too many."""
+def _requirements(items: list, parser) -> list[set[str]]:
+    """Alternatives (sets of runs) a sequence of parsed items requires; past MAX_ALTERNATIVES, the runs
+    they all share."""
     constants = parser  # opcode names are module constants there
     result: list[set[str]] = [set()]
     run: list[str] = []
@@ -154,7 +155,7 @@ def _requirements(items: list, parser) -> list[set[str]] | None:
             run.append(chr(value))
             continue
         close()
-        inner: list[set[str]] | None = None
+        inner: list[set[str]] = []
         if op is constants.SUBPATTERN:
             _group, add_flags, _del_flags, body = value
             if not add_flags & re.IGNORECASE:
@@ -166,13 +167,11 @@ def _requirements(items: list, parser) -> list[set[str]] | None:
         elif op is constants.ATOMIC_GROUP:
             inner = _requirements(list(value), parser)
         elif op is constants.BRANCH:
-            branches = [_requirements(list(branch), parser) for branch in value[1]]
-            if all(b is not None for b in branches):
-                inner = [alternative for b in branches for alternative in b]
+            inner = [alternative for branch in value[1] for alternative in _requirements(list(branch), parser)]
         if inner:
             result = [a | b for a in result for b in inner]
             if len(result) > MAX_ALTERNATIVES:
-                return None
+                result = [set.intersection(*result)]  # what every alternative needs: still required
     close()
     return result
 
