@@ -6,16 +6,18 @@ import builtins
 import time
 import traceback
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._config import runbook_url
 from ._diagnosis import Diagnosis, Location
 from ._exctext import ExceptionTexts
 from ._inspect import FrameRecord, user_location, walk_traceback
-from ._logscan import WORKER_RE, FoundError, scan, split_embedded
 from ._probes import PROBES, Evidence, ProbeContext
 from ._rulebase import Match, RuleBase, default_rulebase
 from ._templates import render_first
+
+if TYPE_CHECKING:
+    from ._logscan import FoundError
 
 PROBE_BUDGET_S = 2.0
 MAX_CHAIN = 20
@@ -63,7 +65,7 @@ def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: Ru
     for candidate in chain:
         text = text_of(candidate)
         records = outer_records if candidate is exc else walk_traceback(candidate.__traceback__)
-        embedded = split_embedded(text)
+        embedded = _split_embedded(text)
         if embedded is not None:
             diagnosis = _explain_embedded(embedded, text, rulebase, fallback=user_location(records))
             if diagnosis is not None:
@@ -74,6 +76,15 @@ def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: Ru
             return _in_child(diagnosis, child) if child is not None else diagnosis
     diagnosis = unknown(text_of(exc), user_location(outer_records))
     return _in_child(diagnosis, child) if child is not None else diagnosis
+
+
+def _split_embedded(text: str) -> tuple[str, FoundError] | None:
+    # The log scanner (its many patterns) is imported only for a DataLoader worker's re-raise.
+    if "Original Traceback" not in text:
+        return None
+    from ._logscan import split_embedded
+
+    return split_embedded(text)
 
 
 def child_process_location(chain: list[BaseException]) -> Location | None:
@@ -90,6 +101,8 @@ def child_process_location(chain: list[BaseException]) -> Location | None:
         except (AttributeError, TypeError):
             continue
         if isinstance(text, str):
+            from ._logscan import scan
+
             found = list(scan(text.strip().strip('"').splitlines()))
             if found:
                 return found[-1].location()
@@ -108,7 +121,7 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
                  extra_facts: dict[str, Any] | None = None) -> Diagnosis:
     """Explain a message from its text alone (a pasted message, a line from a log)."""
     rulebase = rulebase or default_rulebase()
-    embedded = split_embedded(text)
+    embedded = _split_embedded(text)
     if embedded is not None:
         diagnosis = _explain_embedded(embedded, text, rulebase, fallback=location)
         if diagnosis is not None:
@@ -141,6 +154,8 @@ def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: Rul
     worker's traceback holds no user code (collate is torch's), the location is the main process's
     user frame (the `for batch in loader:` line), given as fallback.
     """
+    from ._logscan import WORKER_RE
+
     head, inner = embedded
     worker = WORKER_RE.search(head)
     facts = {"dataloader_worker": int(worker.group("worker"))} if worker else {}
