@@ -157,6 +157,19 @@ def make_log(path: Path, megabytes: int) -> Path:
     return path
 
 
+RESULTS = ROOT / "benchmarks" / "results.md"
+README_START, README_END = "<!-- benchmarks/run.py writes from here -->\n", "\n<!-- to here -->"
+
+
+def update_readme(report: str) -> None:
+    """The README's cost figures are this run's, never typed by hand."""
+    readme = ROOT / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.index(README_START) + len(README_START), text.index(README_END)
+    body = report.split("\n", 2)[2].strip()  # without the '# Benchmark results' title
+    readme.write_text(text[:start] + body + text[end:], encoding="utf-8")
+
+
 def _cost_row(label: str, stages: list[float], plain_cpu: float) -> str:
     total = sum(stages)
     parts = " | ".join(f"{stage * 1000:.0f} ms" for stage in stages)
@@ -168,7 +181,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repeats and a 10 MB log")
     parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("--log-mb", type=int, nargs="+", default=None, help="log sizes (default 100 1000)")
-    parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results.md"))
+    parser.add_argument("--out", type=Path, default=RESULTS,
+                        help="where the results go (the default one also updates the README)")
     args = parser.parse_args()
     repeat = args.repeat or (3 if args.quick else 9)
     log_sizes = args.log_mb or ([10] if args.quick else [100, 1000])
@@ -252,6 +266,8 @@ def main() -> int:
         "",
     ])
     Path(args.out).write_text(report)
+    if Path(args.out) == RESULTS:
+        update_readme(report)
     print(report)
     return 0
 
