@@ -59,7 +59,10 @@ MARKER_RES = [
 OPENER_RES = [
     re.compile(r"^(?P<path>\S.*?\.py):(?P<line>\d+): (?P<message>[A-Z]\w*Warning:.*)$"),
     re.compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*$"),
+    # A DataLoader worker's re-raise pasted without its 'SomeError:' prefix; its Original Traceback follows.
+    re.compile(r"^(?P<message>Caught [A-Z]\w* in DataLoader worker process \d+\.?)\s*$"),
 ]
+VSCODE_OPENER = OPENER_RES[1]
 # Anything that could begin an error: a block of log without any of these is skipped unread.
 # A frame line counts: pasted tracebacks often lose their first line.
 # Every marker's and opener's words must be here, or block scanning skips what line scanning finds.
@@ -150,6 +153,7 @@ class _Stream:
         self.current: FoundError | None = None
         self.lines: list[str] = []
         self.embedded_depth = 0
+        self.vscode = False
         self.blank_lines = 0
         self.previous = ""  # the line before, for wrapped lines and a statement pasted above its error
         self.repl_statement = ""  # the last '>>> ' line: the code of a "<stdin>" frame
@@ -158,7 +162,7 @@ class _Stream:
         done = self.current
         if done is not None:
             lines = self.lines
-            if len(lines) > 1 and ":" not in lines[0]:
+            if len(lines) > 1 and self.vscode:
                 # VS Code's "Exception has occurred: RuntimeError" puts the message on the next line
                 # and the frames below it, innermost first.
                 lines = [f"{lines[0]}: {lines[1].strip()}", *lines[2:]]
@@ -269,6 +273,9 @@ class _Stream:
                 frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
             self.current = FoundError("", frames, number, ranks, warning=warning)
             self.lines = [first]
+            self.vscode = opener is not None and opener.re is VSCODE_OPENER
+            if first.endswith("Traceback (most recent call last):"):
+                self.embedded_depth = 1  # torch 0.4's worker re-raise: "IndexError: Traceback (most ...", frames, error
             self.in_traceback, self.frames = False, []
             return
         if marker is not None:

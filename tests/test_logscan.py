@@ -332,3 +332,17 @@ def test_log_lines_without_an_error_header_are_found(source, rule):
 def test_a_timestamp_alone_on_a_line_is_part_of_the_elastic_report():
     found = list(scan(_corpus_message("https://github.com/ZhehengJiangLancaster/AMVUR/issues/2").splitlines()))
     assert len(found) == 1 and found[0].text.endswith("signal 9 (SIGKILL) received by PID 36071")
+
+
+@pytest.mark.parametrize("source, first_line", [
+    # the worker's re-raise pasted without its "IndexError: " prefix
+    ("https://github.com/gzaraunitn/autolabel/issues/4", "Caught IndexError in DataLoader worker process 0."),
+    # torch 0.4's re-raise: "IndexError: Traceback ...", the worker's frames, then its error line
+    ("https://github.com/jakeoung/Unet_pytorch/issues/4", "IndexError: Traceback (most recent call last):"),
+])
+def test_a_dataloader_workers_re_raise_is_one_error_with_the_workers_own_error_in_it(source, first_line):
+    found = list(scan(_corpus_message(source).splitlines()))
+    assert len(found) == 1 and found[0].text.startswith(first_line)
+    assert found[0].text.endswith("IndexError: list index out of range")
+    diagnosis = explain_stream(io.StringIO(_corpus_message(source)))[0]
+    assert diagnosis.rule == "data.worker_error" and "IndexError: list index out of range" in diagnosis.summary
