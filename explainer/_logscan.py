@@ -133,8 +133,10 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool]:
             break
     if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
         line = line.strip().strip("`")
-    elif line.startswith("**") and line.rstrip().endswith("**") and len(line.strip()) > 4:
-        line = line.strip()[2:-2]  # markdown bold
+    elif line[:1] in "*_#":
+        core = line.strip().strip("*_").lstrip("# ").strip("*_")  # markdown bold, italics, headings
+        if core and EXCEPTION_RE.match(core):
+            line = core
     return line, rank, new_record
 
 
@@ -155,6 +157,7 @@ class _Stream:
         self.embedded_depth = 0
         self.vscode = False
         self.blank_lines = 0
+        self.fence = ""  # "closed", "reopened": a code block ended inside a message
         self.previous = ""  # the line before, for wrapped lines and a statement pasted above its error
         self.repl_statement = ""  # the last '>>> ' line: the code of a "<stdin>" frame
 
@@ -169,7 +172,7 @@ class _Stream:
                 lines, below = frames_below(lines)
                 done.frames = done.frames or below
             done.text = "\n".join(lines).rstrip()[:MAX_MESSAGE_CHARS]
-        self.current, self.lines, self.embedded_depth, self.blank_lines = None, [], 0, 0
+        self.current, self.lines, self.embedded_depth, self.blank_lines, self.fence = None, [], 0, 0, ""
         return done
 
     def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
@@ -197,6 +200,20 @@ class _Stream:
         if self.current is not None and not stripped and not self.embedded_depth:
             self.blank_lines += 1  # the end of the message, unless a part of it that follows blank lines comes next
             return
+        if self.current is not None and line.startswith("```") and not self.blank_lines:
+            # A code block closed mid-sentence ("...operation: ") and another opened: one message in two blocks.
+            if self.fence == "" and self.lines[-1].rstrip().endswith(":"):
+                self.fence = "closed"
+                return
+            if self.fence == "closed":
+                self.fence = "reopened"
+                return
+        if self.fence:
+            reopened, self.fence = self.fence == "reopened", ""
+            if not (reopened and header is None and opener is None and marker is None and not TRACEBACK_RE.match(line)):
+                done = self.finish()
+                if done is not None:
+                    yield done
         if self.current is not None and self.blank_lines:
             if AFTER_BLANK_RE.match(stripped):
                 self.lines.extend([""] * self.blank_lines)

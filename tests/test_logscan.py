@@ -346,3 +346,14 @@ def test_a_dataloader_workers_re_raise_is_one_error_with_the_workers_own_error_i
     assert found[0].text.endswith("IndexError: list index out of range")
     diagnosis = explain_stream(io.StringIO(_corpus_message(source)))[0]
     assert diagnosis.rule == "data.worker_error" and "IndexError: list index out of range" in diagnosis.summary
+
+
+def test_a_message_split_over_two_code_blocks_mid_sentence_is_joined():
+    found = list(scan(_corpus_message("https://github.com/NVlabs/FUNIT/issues/23").splitlines()))
+    assert found[0].text.endswith("is at version 2; expected version 1 instead.")
+    assert "modified by an inplace operation:\n[torch.FloatTensor [5, 6]]" in found[0].text
+
+
+def test_an_error_line_in_markdown_emphasis_is_read_without_it():
+    found = list(scan(_corpus_message("https://github.com/innnky/so-vits-svc/issues/169").splitlines()))
+    assert any(f.text.startswith("RuntimeError: PytorchStreamReader failed reading zip archive") for f in found)
