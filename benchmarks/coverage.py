@@ -4,6 +4,7 @@
     python benchmarks/coverage.py --holdout   # the same for the held-out round (look at it rarely)
     python benchmarks/coverage.py --list unexplained|wrong|partial   # the messages behind a number
     python benchmarks/coverage.py --record    # write the floor that tests/test_coverage.py enforces
+    python benchmarks/coverage.py --readme    # write the figures into the README
 
 Each corpus entry is a message copied verbatim from a public thread, with its URL, the family a person
 read from the thread (`category`, a list where it is ambiguous; `none` for a message that is not a
@@ -184,10 +185,70 @@ def listing(results: list[Result], outcome: str) -> str:
     return "".join(lines) or f"(no {outcome} messages)\n"
 
 
+README_START = "<!-- benchmarks/coverage.py --readme writes from here -->\n"
+README_END = "\n<!-- end of benchmarks/coverage.py output -->"
+
+
+def figures_row(label: str, figures: dict[str, float]) -> str:
+    return (f"| {label} | {figures['failures']} | {figures['explained']}% | {figures['right_family']}% | "
+            f"{figures['unexplained']}% | {figures['wrong']}% |")
+
+
+def readme_section(results: list[Result]) -> str:
+    """The README's account of the corpus and the figures, from this run."""
+    rounds = load_rounds()
+    held = [r for r in results if r.entry.held_out]
+    tuning = [r for r in results if not r.entry.held_out]
+    open_rounds = ", ".join(str(r["round"]) for r in rounds if not r.get("held_out"))
+    held_round = next((r for r in rounds if r.get("held_out")), None)
+    lines = [
+        f"`fixtures/real/` holds {len(results)} messages copied verbatim from public GitHub threads, each with "
+        "its URL, the family a person read from the thread, and the values a good explanation repeats (sizes, "
+        "dtypes, kernel names, status codes): torch 0.4 to 2.x, pasted the way people paste (backticks, quotes, "
+        "`[rankN]:` and log prefixes, VS Code and Jupyter tracebacks, wrapped and cut lines), and "
+        f"{sum(r.entry.negative for r in results)} negative controls (text in the same threads that is not a "
+        "PyTorch failure, which must stay unexplained). `python benchmarks/coverage.py` puts each message through "
+        "`explainer explain` and prints, per family: explained (a rule of the right family answered and named "
+        "every value), partial (right family, a value missing), wrong (another family, or any rule for a negative "
+        "control) and unexplained; `--list unexplained|partial|wrong` prints the messages.",
+        "",
+        "The corpus grows in rounds (`fixtures/real/rounds.yaml`). Each round is collected by someone who does not "
+        "look at the rules, and judged once, before any rule is written for it: that first figure is the honest one "
+        "for messages nobody has seen. Then the round is opened for rule writing and a new round is held out. "
+        "`tests/test_coverage.py` fails when a figure falls below the one recorded in `benchmarks/coverage.json`.",
+        "",
+        "| split | PyTorch failures | explained | right family | unexplained | wrong (of all messages) |",
+        "| --- | --- | --- | --- | --- | --- |",
+        figures_row(f"rounds {open_rounds} (rules written from them)", summarise(tuning)),
+    ]
+    if held_round is not None:
+        lines.append(figures_row(f"round {held_round['round']} (held out, never seen)", summarise(held)))
+    lines += [figures_row("all", summarise(results)), "", "Each round when it was first judged:", ""]
+    lines += [f"- round {r['round']}: {r['measured']}" for r in rounds if r.get("measured")]
+    lines += ["", "Per family, all rounds (for `none`, the negative controls, \"explained\" counts the ones "
+              "correctly left unexplained):", "", "| family | messages | explained | partial | wrong | unexplained |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    by_family: dict[str, Counter] = defaultdict(Counter)
+    for result in results:
+        by_family[result.entry.categories[0]][result.outcome] += 1
+    for family in sorted(by_family):
+        counts = by_family[family]
+        lines.append(f"| {family} | {sum(counts.values())} | " + " | ".join(str(counts[o]) for o in OUTCOMES) + " |")
+    return "\n".join(lines)
+
+
+def write_readme(results: list[Result]) -> None:
+    readme = ROOT / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    start, end = text.index(README_START) + len(README_START), text.index(README_END)
+    readme.write_text(text[:start] + readme_section(results) + text[end:], encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--holdout", action="store_true", help="the held-out round instead of the tuning split")
     parser.add_argument("--all", action="store_true", help="every round")
+    parser.add_argument("--readme", action="store_true", help="write the figures into the README")
     parser.add_argument("--list", choices=OUTCOMES, help="print the messages with this outcome")
     parser.add_argument("--record", action="store_true", help=f"write both splits' figures to {RECORD.name}")
     args = parser.parse_args(argv)
@@ -199,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         print()
         print(listing(chosen, args.list), end="")
+    if args.readme:
+        write_readme(results)
     if args.record:
         record = {"all": summarise(results),
                   "tuning": summarise([r for r in results if not r.entry.held_out]),

@@ -158,7 +158,7 @@ def make_log(path: Path, megabytes: int) -> Path:
 
 
 RESULTS = ROOT / "benchmarks" / "results.md"
-README_START, README_END = "<!-- benchmarks/run.py writes from here -->\n", "\n<!-- to here -->"
+README_START, README_END = "<!-- benchmarks/run.py writes from here -->\n", "\n<!-- end of benchmarks/run.py output -->"
 
 
 def update_readme(report: str) -> None:

@@ -113,7 +113,8 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
         # A one-line log record (a marker) and the fuller report of the same rule after it are one
         # failure: keep the one that knows more, the other's facts filling its gaps.
         # The record may also come after the report (a kernel's assertion printed after the Python error).
-        partner = logged_lines.pop(diagnosis.rule, None) if diagnosis.rule else None
+        # Two one-line records are two events (two collectives that timed out), never folded together.
+        partner = logged_lines.pop(diagnosis.rule, None) if diagnosis.rule and not found.logged_line else None
         if partner is None and found.logged_line and diagnosis.rule:
             partner = reports.get(diagnosis.rule)
         if partner in seen and found.line - seen[partner].facts["input_line"] <= FOLD_LINES:

@@ -68,6 +68,59 @@ def test_worker_killed_from_text_alone():
     assert any("--shm-size" in fix for fix in d.fixes)
 
 
+def test_legacy_worker_reraise_names_the_dataset_frame():
+    d = explain_text('IndexError: Traceback (most recent call last):\n'
+                     '  File "/opt/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 40, in _worker_loop\n'
+                     '    samples = collate_fn([dataset[i] for i in batch_indices])\n'
+                     '  File "/work/dataset.py", line 46, in __getitem__\n'
+                     '    img_path, gt_path = self.train_set_path[idx]')
+    assert d.rule == "data.worker_error"
+    assert "IndexError" in d.summary and "__getitem__ at /work/dataset.py:46" in d.summary, d.summary
+
+
+def test_state_dict_used_as_the_model():
+    d = _explain("fixtures/data/state_dict_as_model.py")
+    assert d.rule == "data.state_dict_not_module"
+    assert "`collections.OrderedDict` was used as a model (`.eval`)" in d.summary, d.summary
+    assert any("load_state_dict" in fix for fix in d.fixes)
+    called = explain_text("TypeError: 'collections.OrderedDict' object is not callable")
+    assert called.rule == "data.state_dict_not_module" and "not callable" in called.summary
+
+
+def test_dict_batches_and_model_outputs_are_not_state_dicts():
+    # a batch dict moved to the GPU, a segmentation model's OrderedDict output used as a tensor
+    for message in ("AttributeError: 'dict' object has no attribute 'to'",
+                    "AttributeError: 'collections.OrderedDict' object has no attribute 'argmax'"):
+        d = explain_text(message)
+        assert d.rule != "data.state_dict_not_module", message
+
+
+def test_checkpoint_without_a_state_dict_key():
+    d = _explain("fixtures/data/checkpoint_no_state_dict_key.py")
+    assert d.rule == "data.checkpoint_missing_key"
+    assert "checkpoint['state_dict']" in d.summary and any("ckpt.get('state_dict', ckpt)" in f for f in d.fixes)
+    # other missing keys are the user's own dictionaries
+    assert explain_text("KeyError: 'categories'").rule is None
+    assert explain_text('KeyError: \'unexpected key "module.fc.weight" in state_dict\'').rule != \
+        "data.checkpoint_missing_key"
+
+
+def test_empty_checkpoint_names_the_file_live():
+    d = _explain("fixtures/data/checkpoint_empty_file.py")
+    assert d.rule == "data.pickle_ran_out_of_input"
+    assert "model.pth (0 bytes)" in d.summary, d.summary
+    text_only = explain_text("EOFError: Ran out of input")
+    assert "torch.load" in text_only.summary and "spawn.py" in text_only.summary
+    assert any("Can't pickle" in fix for fix in text_only.fixes)
+
+
+def test_spawn_bootstrapping_points_at_the_main_guard():
+    d = explain_text("RuntimeError:\n        An attempt has been made to start a new process before the\n"
+                     "        current process has finished its bootstrapping phase.")
+    assert d.rule == "data.spawn_bootstrapping"
+    assert "freeze_support()" in d.summary and any("__name__ == '__main__'" in f for f in d.fixes)
+
+
 def test_state_dict_module_prefix():
     d = _explain("fixtures/data/state_dict_module_prefix.py")
     assert d.rule == "data.state_dict_keys"

@@ -103,6 +103,16 @@ def test_numpy_on_a_non_cpu_tensor_names_it():
     assert d.fixes[0].startswith("`predictions.detach().cpu().numpy()`")
 
 
+@pytest.mark.parametrize("fixture, named", [
+    ("fixtures/device/sdpa_flash_only_value_dim.py", "warnings printed just before"),
+    ("fixtures/device/sdpa_efficient_only_on_cpu.py", "No viable backend for scaled_dot_product_attention"),
+])
+def test_attention_restricted_to_unusable_kernels_is_explained(fixture, named):
+    d = diagnose(fixture)
+    assert d.rule == "device.sdpa_no_kernel"
+    assert named in d.summary and any("SDPBackend.MATH" in fix for fix in d.fixes)
+
+
 def _assert_inside(labels, logits, message):
     # Only CUDA raises a device-side assert; the probe reads the live frames the way it would there.
     raise RuntimeError(message)

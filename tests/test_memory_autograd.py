@@ -77,6 +77,21 @@ def test_impossible_cpu_allocation_names_the_batch():
     assert any("Process points in chunks" in fix for fix in diagnosis.fixes)
 
 
+def test_impossible_numpy_array_is_read_with_numpys_size_format():
+    diagnosis = explain(raise_fixture("fixtures/memory/numpy_impossible_array.py"))
+    assert diagnosis.rule == "memory.cpu_alloc"
+    facts = diagnosis.facts
+    assert facts["requested"] == "262. TiB" and facts["requested_bytes"] == 262 * 2**40
+    assert facts["array_shape"] == "(6000000, 6000000)" and facts["array_dtype"] == "float64"
+    assert diagnosis.summary.startswith("The requested size alone is impossible: 262.00 TiB (NumPy's array of shape")
+    assert any("np.asarray(x, dtype=np.float32)" in fix for fix in diagnosis.fixes)
+
+
+def test_sizes_parse_numpys_trailing_point_and_pebibytes():
+    assert parse_size("147. TiB") == 147 * 2**40
+    assert parse_size("2.84 PiB") == int(2.84 * 2**50)
+
+
 def test_impossible_size_is_the_headline_over_a_small_eval_leak():
     diagnosis = explain(raise_fixture("fixtures/memory/eval_without_no_grad.py"))
     assert diagnosis.rule == "memory.cpu_alloc"
@@ -136,12 +151,28 @@ def test_cuda_oom_small_idle_pool_is_not_fragmentation():
     assert "2.58 GiB is allocated by PyTorch and 1.90 MiB is reserved" in explain_text(SMALL_POOL).summary
 
 
+OLD_FRAGMENTED = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 14.00 MiB (GPU 0; 6.00 GiB total "
+                  "capacity; 5.18 GiB already allocated; 0 bytes free; 5.35 GiB reserved in total by PyTorch) If "
+                  "reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.")
+
+
 def test_cuda_oom_old_wording_derives_unallocated_from_reserved():
+    facts = _numbers(OLD_FRAGMENTED)
+    assert facts["reserved_bytes"] == int(5.35 * 2**30) and facts["free_bytes"] == 0
+    assert facts["unallocated_bytes"] == int(5.35 * 2**30) - int(5.18 * 2**30)
+    assert facts["fragmented"] is True and facts["exceeds_total"] is False
+    diagnosis = explain_text(OLD_FRAGMENTED)
+    assert "5.18 GiB allocated by PyTorch" in diagnosis.summary
+    assert "max_split_size_mb:128" in " ".join(diagnosis.fixes)
+
+
+def test_cuda_oom_request_larger_than_the_gpu_is_not_called_fragmentation():
     facts = _numbers(OLD)
-    assert facts["reserved_bytes"] == int(19.15 * 2**30) and facts["free_bytes"] == 0
     assert facts["unallocated_bytes"] == int(19.15 * 2**30) - int(17.20 * 2**30)
-    assert facts["fragmented"] is True
-    assert "max_split_size_mb:128" in " ".join(explain_text(OLD).fixes)
+    assert facts["exceeds_total"] is True and facts["fragmented"] is False
+    diagnosis = explain_text(OLD)
+    assert "larger than the GPU" in diagnosis.summary and "17.20 GiB already allocated" in diagnosis.summary
+    assert not any("expandable_segments" in fix for fix in diagnosis.fixes)
 
 
 def test_sizes_parse_every_unit_torch_prints():

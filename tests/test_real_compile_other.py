@@ -62,6 +62,21 @@ def test_vmap_randomness():
      "other.undefined_symbol", ["_scatter_cuda.so", "_ZN3c1017RegisterOperatorsD1Ev", "extension"]),
     ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
      "other.shared_library_missing", ["libcudart.so.11.0"]),
+    ("_pickle.PicklingError: Can't pickle local object <function f.<locals>.<lambda> at 0x7f3a2c1b0>",
+     "other.pickle_local_object", ["f.<locals>.<lambda>", "a lambda", "`f()`"]),
+    ("_pickle.PicklingError: Can't pickle <function <lambda> at 0x7fd5084037e0>: attribute lookup <lambda> on __main__ failed",
+     "other.pickle_local_object", ["`__main__`", "lambda"]),
+    ("TypeError: cannot pickle '_io.TextIOWrapper' object", "other.pickle_unpicklable", ["`_io.TextIOWrapper`", "open file"]),
+    ("RuntimeError: Boolean value of Tensor with no values is ambiguous", "other.tensor_bool_ambiguous", ["empty tensor"]),
+    ("AttributeError: cannot assign buffer before Module.__init__() call", "other.module_assign_before_init",
+     ["buffer", "super().__init__()"]),
+    ("ValueError: Precision 'fp16' is invalid. Allowed precision values: ('transformer-engine', '16-true', '16-mixed', "
+     "'bf16-true', 'bf16-mixed', '32-true', '64-true', 64, 32, 16, '64', '32', '16', 'bf16')",
+     "other.lightning_precision_invalid", ["does not know `precision='fp16'`", "'16-mixed'"]),
+    ("MisconfigurationException: Precision 'bf16-mixed' is invalid.", "other.lightning_precision_invalid",
+     ["'bf16-mixed'", "older than 2.0"]),
+    ("main.py: error: 'Configuration check failed :: No action for destination key \"trainer.num_processes\" to check its value.'",
+     "other.lightning_cli_unknown_key", ["`trainer.num_processes`", "`num_processes`"]),
 ])
 def test_message_only_summaries_name_the_values(message, rule, values):
     diagnosis = explain_text(message)
@@ -75,6 +90,9 @@ def test_message_only_summaries_name_the_values(message, rule, values):
     "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
     "ImportError: /usr/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12",
     "TypeError: 'NoneType' object is not iterable",
+    "ValueError: The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()",
+    "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'",
+    "AttributeError: Can't get attribute 'Net' on <module '__main__' (built-in)>",
 ])
 def test_near_misses_stay_with_no_compile_or_other_rule(message):
     rule = explain_text(message).rule
@@ -168,3 +186,161 @@ def test_new_compile_wordings_name_their_values(message, rule, values):
     assert diagnosis.rule == rule, (diagnosis.rule, message[:80])
     for value in values:
         assert value in diagnosis.summary, (value, diagnosis.summary)
+
+
+# --- compile wordings added from the corpus (older torch, bare asserts, cut pastes) ----------------
+
+@pytest.mark.parametrize("message, rule, values", [
+    ("torch._inductor.exc.LoweringException: AssertionError: \n  target: aten.slice_scatter.default\n"
+     "  args[0]: TensorBox(\n    ReinterpretView(\n      StorageBox(\n"
+     "        InputBuffer(name='arg19_1', layout=FixedLayout('cpu', torch.float64, size=[2, 2, 1, 2, 2], stride=[8, 4, 4, 2, 1]))\n"
+     "      ),\n      FixedLayout('cpu', torch.float64, size=[0, 2, 1, 2, 2], stride=[8, 4, 4, 2, 1]),\n    )\n  )\n"
+     "  args[1]: TensorBox(StorageBox(\n    InputBuffer(name='arg1_1', layout=FixedLayout('cpu', torch.float64, size=[9], stride=[1]))\n  ))",
+     "compile.inductor_lowering", ["`aten.slice_scatter.default`", "AssertionError", "size=[0, 2, 1, 2, 2]", "size 0"]),
+    ("torch._dynamo.exc.FailOnRecompileLimitHit: recompile_limit reached with fullgraph=True. Excessive recompilations",
+     "compile.recompile_limit", ["recompile_limit", "fullgraph=True"]),
+    ("torch._subclasses.fake_tensor.DataDependentOutputException: aten._local_scalar_dense.default",
+     "compile.data_dependent", ["aten._local_scalar_dense.default", ".item()", "DataDependentOutputException"]),
+    ("torch._subclasses.fake_tensor.DynamicOutputShapeException: aten.nonzero.default",
+     "compile.data_dependent", ["aten.nonzero.default", "output shape"]),
+    ("KeyError: 'source\\n\\nSet torch._dynamo.config.verbose=True for more information\\n\\n'",
+     "compile.dynamo_internal_error", ["KeyError: 'source'"]),
+    ("torch._dynamo.exc.TorchRuntimeError: RuntimeError when making fake tensor call\n  Explanation: Dynamo failed to run FX node "
+     "with fake tensors: call_function <built-in function linear>(*(FakeTensor(..., size=(2, 5)), FakeTensor(..., size=(4, 3)), None),",
+     "compile.fake_tensor_failed", ["`linear`", "size=(4, 3)", "cut off", "in_features"]),
+    ("RuntimeError: Python 3.12+ not yet supported for torch.compile",
+     "compile.python_unsupported", ["Python 3.12+", "check_if_dynamo_supported"]),
+    ("RuntimeError: torch.compile is not supported on Python 3.15+",
+     "compile.python_unsupported", ["Python 3.15+"]),
+    ("RuntimeError: hi() expected value of type Tensor for argument 'x' in position 0, but instead got value of type int.",
+     "compile.torchscript_value_type", ["`hi()`", "`x`", "Tensor", "int"]),
+    ("RuntimeError: \nArguments for call are not valid.\nThe following variants are available:\n  \n"
+     "  aten::sum.dim_IntList(Tensor self, int[1] dim, bool keepdim=False, *, int? dtype=None) -> (Tensor):\n"
+     "  Expected a value of type 'List[int]' for argument 'dim' but instead found type 'Tensor'.\n",
+     "compile.torchscript_value_type", ["`aten::sum`", "dim_IntList", "`dim`", "List[int]", "Tensor"]),
+    ("RuntimeError: Cannot input a tensor that requires grad as a scalar argument",
+     "compile.torchscript_scalar_argument", ["requires grad", "scalar argument"]),
+])
+def test_compile_wordings_from_the_corpus_name_their_values(message, rule, values):
+    diagnosis = explain_text(message)
+    assert diagnosis.rule == rule, (diagnosis.rule, message[:80])
+    for value in values:
+        assert value in diagnosis.summary, (value, diagnosis.summary)
+
+
+def test_fake_tensor_call_with_its_error_is_not_read_as_cut():
+    diagnosis = explain_text(
+        "torch._dynamo.exc.TorchRuntimeError: Failed running call_function <built-in function add>(*(FakeTensor(..., "
+        "size=(2, 3)), FakeTensor(..., size=(4, 3))), **{}): got RuntimeError(\"The size of tensor a (2) must match "
+        "the size of tensor b (4) at non-singleton dimension 0\")")
+    assert diagnosis.rule == "compile.fake_tensor_failed"
+    assert "tensor a (2)" in diagnosis.summary and "cut off" not in diagnosis.summary
+
+
+def test_torchscript_scalar_argument_from_a_real_scripted_call():
+    diagnosis = explain(raise_fixture("fixtures/compile/torchscript_scalar_argument.py"))
+    assert diagnosis.rule == "compile.torchscript_scalar_argument"
+    assert "dimension other than 0" in diagnosis.summary and "0-dim" in diagnosis.summary
+    assert any("t[0]" in fix for fix in diagnosis.fixes)
+
+
+def test_torchscript_attribute_lookup_on_a_plain_python_object(tmp_path, monkeypatch):
+    import importlib
+
+    # TorchScript reads the function's source from its file, so the scripted code lives in one.
+    (tmp_path / "ts_attribute_lookup.py").write_text(
+        "class Backend:\n"
+        "    def __init__(self):\n"
+        "        self.scale = 2.0\n\n\n"
+        "backend = Backend()\n\n\n"
+        "def f(a):\n"
+        "    return a * backend.scale\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("ts_attribute_lookup")
+    monkeypatch.delitem(__import__("sys").modules, "ts_attribute_lookup")
+    diagnosis = explain(raised(lambda: torch.jit.script(module.f)))
+    assert diagnosis.rule == "compile.torchscript_unsupported"
+    assert "'Backend'" in diagnosis.summary and "a * backend.scale" in diagnosis.summary
+
+
+# --- ONNX export and TorchScript typing, from real calls and the corpus ----------------------------
+
+def test_onnx_operator_without_conversion_names_operator_and_opsets():
+    diagnosis = explain(raise_fixture("fixtures/compile/onnx_unsupported_operator.py"))
+    assert diagnosis.rule == "compile.onnx_unsupported_operator"
+    assert "`aten::tril`" in diagnosis.summary and "opset 13" in diagnosis.summary
+    assert "opset_version=14" in diagnosis.summary
+
+
+def test_onnx_opset_newer_than_torch_names_the_opset():
+    diagnosis = explain(raise_fixture("fixtures/compile/onnx_unsupported_opset.py"))
+    assert diagnosis.rule == "compile.onnx_unsupported_opset"
+    assert "opset_version=99" in diagnosis.summary
+
+
+def test_torchscript_default_value_names_parameter_and_signature():
+    diagnosis = explain(raise_fixture("fixtures/compile/torchscript_default_value_type.py"))
+    assert diagnosis.rule == "compile.torchscript_default_value_type"
+    assert "`p`" in diagnosis.summary and "def gem(x, p=3):" in diagnosis.summary
+    assert "no type annotation" in diagnosis.summary
+
+
+def test_torchscript_return_type_names_both_types_and_the_return():
+    diagnosis = explain(raise_fixture("fixtures/compile/torchscript_return_type.py"))
+    assert diagnosis.rule == "compile.torchscript_return_type"
+    assert "return str" in diagnosis.summary and "`return x` returns Tensor" in diagnosis.summary
+
+
+@pytest.mark.parametrize("message, rule, values", [
+    ("RuntimeError: Exporting the operator uniform to ONNX opset version 12 is not supported. Please feel free to "
+     "request support or submit a pull request on PyTorch GitHub.",
+     "compile.onnx_unsupported_operator", ["`uniform`", "opset 12"]),
+    ("torch.onnx.symbolic_registry.UnsupportedOperatorError: Exporting the operator prim::DictConstruct to ONNX opset "
+     "version 14 is not supported.", "compile.onnx_unsupported_operator", ["`prim::DictConstruct`", "dict"]),
+    ("RuntimeError: ONNX export failed on ATen operator upsample_bilinear2d because "
+     "torch.onnx.symbolic_opset9.upsample_bilinear2d does not exist",
+     "compile.onnx_unsupported_operator", ["`upsample_bilinear2d`", "opset 9"]),
+    ("ValueError: Unsupported ONNX opset version: 16", "compile.onnx_unsupported_opset", ["opset_version=16"]),
+    ('Expected a default value of type Tensor on parameter "pos"', "compile.torchscript_default_value_type",
+     ["`pos`", "Tensor"]),
+    ("RuntimeError:\nReturn value was annotated as having type Tuple[List[str], List[List[str]]] but is actually of "
+     "type Tuple[List[Tensor], List[Tensor]]:\nat code/test.py:2:12\nop_version_set = 1\n",
+     "compile.torchscript_return_type", ["torch.jit.load", "Tuple[List[Tensor], List[Tensor]]"]),
+    ("W0213 09:47:01.171000 226363 site-packages/torch/fx/experimental/symbolic_shapes.py:6578] failed during "
+     "evaluate_expr(Ne(u0, 589824), hint=None, size_oblivious=False, forcing_spec=False",
+     "compile.data_dependent", ["`Ne(u0, 589824)`"]),
+    ("torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on data-dependent expression "
+     "u1 > u0 (unhinted: u1 > u0).  (Size-like symbols: u0, u1)",
+     "compile.data_dependent", ["`u1 > u0`", "GuardOnDataDependentSymNode"]),
+    ("BackendCompilerFailed: backend='inductor' raised: RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+     "compile.backend_compiler_failed", ["device kernel image is invalid", "driver"]),
+])
+def test_onnx_torchscript_and_guard_wordings_name_their_values(message, rule, values):
+    diagnosis = explain_text(message)
+    assert diagnosis.rule == rule, (diagnosis.rule, message[:80])
+    for value in values:
+        assert value in diagnosis.summary, (value, diagnosis.summary)
+
+
+def test_evaluate_expr_log_with_a_hint_is_not_data_dependent():
+    # A backed symbol (s0) with a hint fails for other reasons: no data-dependent reading.
+    diagnosis = explain_text("W0213 09:47:01.171000 226363 torch/fx/experimental/symbolic_shapes.py:6578] failed "
+                             "during evaluate_expr(Eq(s0, 4), hint=True, size_oblivious=False, forcing_spec=False")
+    assert diagnosis.rule != "compile.data_dependent"
+
+
+# --- other: pickling, nn.Module wrappers and __init__, bool of a tensor (fixtures raise them live) ---
+
+@pytest.mark.parametrize("fixture, rule, values", [
+    ("fixtures/other/pickle_local_object.py", "other.pickle_local_object", ["build.<locals>.Encoder", "`build()`"]),
+    ("fixtures/other/pickle_unpicklable.py", "other.pickle_unpicklable", ["`_thread.RLock`", "thread lock"]),
+    ("fixtures/other/dataparallel_attribute.py", "other.dataparallel_attribute", ["`model.module.encode`"]),
+    ("fixtures/other/module_assign_before_init.py", "other.module_assign_before_init", ["submodule", "super().__init__()"]),
+    ("fixtures/other/tensor_bool_ambiguous.py", "other.tensor_bool_ambiguous", ["more than one element"]),
+])
+def test_other_fixtures_name_the_values(fixture, rule, values):
+    diagnosis = explain(raise_fixture(fixture))
+    assert diagnosis.rule == rule, (diagnosis.rule, diagnosis.summary)
+    said = " ".join([diagnosis.summary, *diagnosis.fixes])
+    for value in values:
+        assert value in said, (value, said)

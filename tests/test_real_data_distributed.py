@@ -286,3 +286,121 @@ def test_new_distributed_wordings_name_their_values(message, rule, named):
     assert d.rule == rule, d.rule
     for value in named:
         assert value in d.summary, (value, d.summary)
+
+
+# --- distributed wordings added from the corpus ------------------------------------------------
+
+@pytest.mark.parametrize("message, rule, named", [
+    ("Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1000000) raised the following "
+     "async exception: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.25.1\n"
+     "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \nLast error:\n\n"
+     "Exception raised from checkForNCCLErrorsInternal at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2501",
+     "distributed.nccl_error", ("unhandled system error", "OpType=ALLREDUCE", "ncclSystemError", "2.25.1")),
+    ("[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=158046, "
+     "OpType=GATHER, NumelIn=2867200, NumelOut=0, Timeout(ms)=600000) ran for 600027 milliseconds before timing out.",
+     "distributed.nccl_timeout", ("OpType=GATHER", "Timeout(ms)=600000", "600027")),
+    ("[W socket.cpp:426] [c10d] The server socket has failed to bind to 0.0.0.0:25641 (errno: 98 - Address already in use).",
+     "distributed.address_in_use", ("25641", "errno: 98 - Address already in use")),
+    ("Warning: find_unused_parameters=True was specified in DDP constructor, b│ PID USER DEV TYPE ut did not find any",
+     "distributed.ddp_find_unused_warning", ("find_unused_parameters=True",)),
+    ("torch.distributed.elastic.rendezvous.api.RendezvousClosedError", "distributed.rendezvous_closed",
+     ("RendezvousClosedError", "--max-restarts")),
+    ('    "message": "RendezvousTimeoutError: ",', "distributed.rendezvous_timeout", ("RendezvousTimeoutError", "join_timeout")),
+    ("torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed. "
+     "See inner exception for details.", "distributed.rendezvous_timeout", ("RendezvousConnectionError", "C10d store")),
+    ("[E socket.cpp:860] [c10d] The client socket has timed out after 60s while trying to connect to 192.0.0.1:1234",
+     "distributed.rendezvous_timeout", ("60s", "192.0.0.1:1234")),
+    ("host:1:2 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.0.0.7<58355> failed : Broken pipe\n"
+     "host:1:2 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer node-3.cluster<47861>",
+     "distributed.nccl_socket_warn", ("recv", "10.0.0.7<58355>", "Broken pipe", "Connection closed by remote peer", "node-3.cluster")),
+    ("[rank7]:[E626 05:14:36.393067540 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank 7] ProcessGroupNCCL's "
+     "watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives.",
+     "distributed.nccl_watchdog_stuck", ("480 seconds", "TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC", "SIGABRT")),
+    ("The `grad_fn` is needed to access the `AccumulateGrad` and register the post-backward hook",
+     "distributed.fsdp_inference_mode", ("grad_fn", "AccumulateGrad", "torch.inference_mode()")),
+])
+def test_distributed_wordings_from_the_corpus_name_their_values(message, rule, named):
+    d = explain_text(message)
+    assert d.rule == rule, d.rule
+    for value in named:
+        assert value in d.summary, (value, d.summary)
+
+
+def test_nccl_last_error_is_not_read_from_the_exception_trailer():
+    d = explain_text("NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.25.1\n"
+                     "ncclSystemError: System call failed.\nLast error:\n\nException raised from checkForNCCLErrorsInternal")
+    assert d.rule == "distributed.nccl_error" and "last_error" not in d.facts
+
+
+# --- distributed wordings added from round 4 ---------------------------------------------------
+
+def test_checkpoint_exception_names_ranks_step_and_the_rank_error():
+    d = _explain("fixtures/distributed/checkpoint_missing_key.py")
+    assert d.rule == "distributed.checkpoint_exception", d.rule
+    for value in ("dict_keys([0])", "create_local_plan", "Missing key in checkpoint state_dict: bias"):
+        assert value in d.summary, (value, d.summary)
+
+
+@pytest.mark.parametrize("message, rule, named", [
+    ("Parameter indices which did not receive grad for rank 0: 0 1 2 3\n In addition, you can set the environment "
+     "variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL to print out information about which particular "
+     "parameters did not receive gradient on this rank as part of this error",
+     "distributed.ddp_unused_parameters", ("0 1 2 3", "rank 0")),
+    (" In addition, you can set the environment variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL to print out "
+     "information about which particular parameters did not receive gradient on this rank as part of this error\n"
+     "Traceback (most recent call last):\n  File \"mmcv/parallel/distributed.py\", line 42, in train_step\n"
+     "    and self.reducer._rebuild_buckets()):",
+     "distributed.ddp_unused_parameters", ("no gradient", "`_rebuild_buckets()`")),
+    ("RuntimeError: connect() timed out. Original timeout was 60000 ms.",
+     "distributed.rendezvous_timeout", ("60000 ms", "TCPStore")),
+    ("  rdzv_backend     : c10d\n  rdzv_endpoint    : 10.28.1.16\n  rdzv_configs     : {'timeout': 900}\n\n"
+     "[ERROR] error_handler: {\n  \"message\": {\n    \"message\": \"RendezvousConnectionError: The connection to the "
+     "C10d store has failed. See inner exception for details.\",",
+     "distributed.rendezvous_timeout", ("10.28.1.16", "29400", "RendezvousConnectionError")),
+    ("[c10d] The client socket has timed out after 60s while trying to connect to (IP1, 2222).\n"
+     "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed.",
+     "distributed.rendezvous_timeout", ("60s", "(IP1, 2222)", "RendezvousConnectionError")),
+    ("[rank1]:[W504 16:19:23.815092992 TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on SocketImpl(fd=103, "
+     "addr=[xukele]:38272, remote=[xukele]:39067): Failed to recv, got 0 bytes. Connection was likely closed.",
+     "distributed.tcpstore_connection_lost", ("recvValueWithTimeout", "Failed to recv, got 0 bytes", "[xukele]:39067")),
+    ('[rank3]:[W625 23:35:35.311127584 ProcessGroupNCCL.cpp:1662] [PG ID 0 PG GUID 0(default_pg) Rank 3] Failed to check '
+     'the "should dump" flag on TCPStore, (maybe TCPStore server has shut down too early), with error: failed to recv, '
+     'got 0 bytes', "distributed.tcpstore_connection_lost", ('"should dump" flag', "failed to recv, got 0 bytes")),
+    ("RuntimeError: ``sharded_state_dict`` can only be used when parameters are flatten and sharded.",
+     "distributed.fsdp_sharded_state_dict_no_shard", ("sharded_state_dict", "NO_SHARD", "world size is 1")),
+    ("RuntimeError: disagreement between rank0 and rank2: rank0: [2, 3, 4, 6], \nrank2: [2, 3, 4, 7]",
+     "distributed.deepspeed_rank_disagreement", ("rank2", "rank0", "different modules")),
+    ("RuntimeError: disagreement between rank0 and rank2: rank0: [-4866073977605047075, 4361942804416314505], \n"
+     "rank2: [2, 3]", "distributed.deepspeed_rank_disagreement", ("rank2", "garbled")),
+    ('File ".../deepspeed/runtime/zero/stage3.py", line 525, in defragment\n'
+     "    assert len(set(t.dtype for t in tensors)) == 1",
+     "distributed.deepspeed_zero3_mixed_dtype", ("`defragment`", "same dtype")),
+    ("RuntimeError: Process 1 exited with error code 10 and exception:\nTraceback (most recent call last):",
+     "distributed.test_process_failed", ("Process 1", "error code 10")),
+    ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n=====\ntrain.py FAILED\n-----\nFailures:\n"
+     "[1]:\n  time      : 2022-11-29_17:14:20\n  host      : GPU236\n  rank      : 1 (local_rank: 1)\n"
+     "  exitcode  : 1 (pid: 49149)\n  error_file: <N/A>\n",
+     "distributed.child_failed", ("train.py", "rank 1", "exitcode  : 1", "Root Cause")),
+    ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\nexperiments/run.py FAILED\nFailures:\n"
+     "<NO OTHER FAILURES>\nRoot Cause (first observed failure) :\n[0]:\ntime\nhost\n2023-09-14 01:45:50\nding-X10DRG\n"
+     "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>\ntraceback : signal 9 (SIGKILL) received by PID 36071",
+     "distributed.child_failed", ("exitcode: -9", "36071", "SIGKILL")),
+    ("what(): NCCL error: remote process exited or there was a network error, NCCL version 2.14.3 ncclRemoteError: A "
+     "call failed possibly due to a network error or a remote process exiting prematurely. Last error: NET/IB : Got "
+     "completion from peer 11.214.147.122<39138> with error 12, opcode 0, len 0, vendor err 129",
+     "distributed.nccl_error", ("ncclRemoteError", "with error 12", "2.14.3")),
+    ("RuntimeError: NCCL communicator was aborted on rank 1.  Original reason for failure was: [Rank 1] Watchdog caught "
+     "collective operation timeout: WorkNCCL(SeqNum=2511984, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1809553 "
+     "milliseconds before timing out.", "distributed.nccl_timeout", ("rank 1", "ALLREDUCE", "aborted")),
+])
+def test_round4_distributed_wordings_name_their_values(message, rule, named):
+    d = explain_text(message)
+    assert d.rule == rule, d.rule
+    for value in named:
+        assert value in d.summary, (value, d.summary)
+
+
+def test_tcpstore_and_deepspeed_rules_leave_unrelated_messages_alone():
+    assert explain_text("ConnectionResetError: [Errno 104] Connection reset by peer").rule != \
+        "distributed.tcpstore_connection_lost"
+    assert explain_text("AssertionError: disagreement between the two runs").rule is None

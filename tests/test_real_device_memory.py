@@ -108,3 +108,202 @@ def test_new_device_wordings_name_their_values(message, rule, named):
     said = d.summary + " ".join(d.fixes)
     for value in named:
         assert value in said, (value, said)
+
+
+@pytest.mark.parametrize("message, rule, named", [
+    ("RuntimeError: Expected object of backend CUDA but got backend CPU for argument #2 'mat2'",
+     "device.mismatch", ("CPU", "CUDA", "`mat2`")),
+    ("Exception: Expected all tensors to be on the same device, but found at least two devices, cpu\n"
+     "                         and cuda:0! (when checking argument for argument mat1 in method wrapper_CUDA_addmm)",
+     "device.mismatch", ("cpu", "cuda:0", "`mat1`", "wrapper_CUDA_addmm")),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "device.cudnn_status",
+     ("CUDNN_STATUS_NOT_INITIALIZED", "could not create its handle", "LD_LIBRARY_PATH")),
+    ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a "
+     "driver from http://www.nvidia.com/Download/index.aspx", "device.no_cuda_device", ("Found no NVIDIA driver",)),
+    ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=11 : invalid argument",
+     "device.thc_general_invalid_argument", ("THCGeneral.cpp:383", "error=11", "cudnn.benchmark")),
+    ("RuntimeError: cuda runtime error (11) : invalid argument at /pytorch/aten/src/THC/THCGeneral.cpp:663",
+     "device.thc_general_invalid_argument", ("(11)", "THCGeneral.cpp:663")),
+    ("UserWarning: Flash attention kernel not used because: (Triggered internally at "
+     "/__w/pytorch/pytorch/aten/src/ATen/native/transformers/sdp_utils_cpp.cpp:99.)",
+     "device.sdpa_kernel_not_used", ("Flash attention kernel", "No available kernel")),
+    ("RuntimeError: No viable backend for scaled_dot_product_attention was found. This is likely due to turning off "
+     "both the math kernel and the fused kernels.", "device.sdpa_no_kernel", ("No viable backend", "math kernel")),
+    ("RuntimeError: Expected dim to be between 0 and 3 but got -2", "device.mps_negative_dim",
+     ("between 0 and 3 but got -2", "dim=1")),
+    ("RuntimeError: [enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator: can't allocate memory: you tried to "
+     "allocate 116813856768 bytes. Error code 12 (Cannot allocate memory)",
+     "memory.cpu_alloc", ("116813856768 bytes", "alloc_cpu.cpp:73")),
+    ("enforce fail at CPUAllocator.cpp:56] posix_memalign(&data, gAlignment, nbytes) == 0. 12 vs 0",
+     "memory.cpu_alloc", ("posix_memalign", "12 vs 0", "CPUAllocator.cpp:56")),
+    ("RuntimeError: TensorStorage /io/include/tensorview/tensor.h 168\ncuda failed with error 2 out of memory. "
+     "use CUDA_LAUNCH_BLOCKING=1 to get correct traceback.",
+     "memory.cuda_error_oom", ("tensor.h 168", "error 2", "empty_cache")),
+])
+def test_more_device_and_memory_wordings_name_their_values(message, rule, named):
+    d = explain_text(message)
+    assert d.rule == rule, d.rule
+    said = d.summary + " ".join(d.fixes)
+    for value in named:
+        assert value in said, (value, said)
+
+
+@pytest.mark.parametrize("message", [
+    "RuntimeError: Expected dim to be between 0 and 2 but got 2",
+    "THCudaCheck FAIL file=/pytorch/aten/src/THC/generic/THCTensorMathPairwise.cu line=225 error=11 : invalid argument",
+    "enforce fail at CPUAllocator.cpp:56] posix_memalign(&data, gAlignment, nbytes) == 0. 22 vs 0",
+    "RuntimeError: CUDA failed with error out of memory",
+])
+def test_near_misses_of_the_new_wordings_are_left_alone(message):
+    claimed = explain_text(message).rule
+    assert claimed not in {"device.mps_negative_dim", "device.thc_general_invalid_argument", "memory.cpu_alloc",
+                           "memory.cuda_error_oom"}, claimed
+
+
+def test_cudnn_repro_snippet_gives_the_input_shape_and_dtype():
+    text = ("RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR\nYou can try to repro this exception using the "
+            "following code snippet. If that doesn't trigger the error, please include your original repro script "
+            "when reporting this issue.\n\nimport torch\ntorch.backends.cudnn.benchmark = True\n"
+            "data = torch.randn([1, 39, 1024, 1024], dtype=torch.float, device='cuda', requires_grad=True)\n"
+            "net = torch.nn.Conv2d(39, 10, kernel_size=[3, 3], padding=[1, 1], stride=[1, 1], dilation=[1, 1], "
+            "groups=1)\nnet = net.cuda().float()\n\nConvolutionParams \n    data_type = CUDNN_DATA_FLOAT\n")
+    d = explain_text(text)
+    assert d.rule == "device.cudnn_status"
+    for value in ("[1, 39, 1024, 1024]", "CUDNN_DATA_FLOAT", "Conv2d(39, 10, kernel_size=[3, 3]"):
+        assert value in d.summary, (value, d.summary)
+
+
+@pytest.mark.parametrize("message, rule, named", [
+    ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 3.31 GiB. GPU 0 has a total capacity of 128.00 GiB "
+     "of which 780.24 MiB is free. Of the allocated memory 57.70 GiB is allocated by PyTorch, and 75.82 MiB is reserved "
+     "by PyTorch but unallocated. If reserved but unallocated memory is large try setting "
+     "PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.",
+     "memory.cuda_oom", ("3.31 GiB", "780.24 MiB", "128.00 GiB", "PYTORCH_HIP_ALLOC_CONF", "rocm-smi")),
+    ("torch.OutOfMemoryError: XPU out of memory. Tried to allocate 8.00 GiB. GPU 0 has a total capacity of 15.11 GiB. "
+     "Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated. "
+     "Please use `empty_cache` to release all unoccupied cached memory.",
+     "memory.cuda_oom", ("8.00 GiB", "15.11 GiB", "4 GiB", "single allocation")),
+    ("RuntimeError: XPU out of memory. Tried to allocate 1.00 GiB (GPU 0; 15.56 GiB total capacity; 990.00 MiB already "
+     "allocated; 990.00 MiB reserved in total by PyTorch)",
+     "memory.cuda_oom", ("1.00 GiB", "15.56 GiB", "990.00 MiB", "no free amount")),
+    ("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of 23.41 GiB "
+     "of which 21.22 GiB is free. 1.05 GiB allowed; Of the allocated memory 1017.01 MiB is allocated by PyTorch, with "
+     "17.00 MiB allocated in private pools (e.g., HIP Graphs), and 54.99 MiB is reserved by PyTorch but unallocated.",
+     "memory.cuda_oom", ("1.05 GiB allowed", "set_per_process_memory_fraction", "21.22 GiB")),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 238.00 MiB. GPU 0 has a total capacity of 22.05 GiB "
+     "of which 10.81 MiB is free. Process 43872 has 4.97 GiB memory in use. Including non-PyTorch memory, this process "
+     "has 17.05 GiB memory in use. Of the allocated memory 15.43 GiB is allocated by PyTorch, and 1.07 GiB is reserved "
+     "by PyTorch but unallocated.",
+     "memory.cuda_oom", ("Process 43872 has 4.97 GiB", "238.00 MiB")),
+    ("RuntimeError: cuda runtime error (2) : out of memory at /opt/conda/conda-bld/pytorch_1513363039688/work/torch/lib/"
+     "THC/generic/THCStorage.cu:58", "memory.cuda_error_oom", ("cuda runtime error (2)", "THCStorage.cu:58")),
+    ("[1708014.228254] Out of memory: Killed process 1227971 (python3) total-vm:184429220kB, anon-rss:120535680kB, "
+     "file-rss:69120kB, shmem-rss:3072kB, UID:1013 pgtables:253596kB oom_score_adj:0",
+     "memory.linux_oom_killer", ("1227971", "python3", "anon-rss:120535680kB", "115.0 GiB", "exit status 137")),
+    ("Memory cgroup out of memory: Killed process 4242 (python) total-vm:20000000kB, anon-rss:16000000kB, file-rss:0kB",
+     "memory.linux_oom_killer", ("memory cgroup", "docker run --memory")),
+    ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 1.61 GiB for an array with shape (753, 536, 536) "
+     "and data type float64", "memory.cpu_alloc", ("1.61 GiB", "(753, 536, 536)", "float64", "NumPy")),
+    ("(Worker_PP0 pid=23220) ERROR 07-15 21:01:01 [multiproc_executor.py:1007] torch.AcceleratorError: CUDA error: an "
+     "illegal memory access was encountered\n(Worker_PP0 pid=23220) ERROR 07-15 21:01:01 [multiproc_executor.py:1007] "
+     "Search for `cudaErrorIllegalAddress' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
+     "device.illegal_memory_access", ("cudaErrorIllegalAddress", "torch.AcceleratorError")),
+    ("ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has "
+     "compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for example: "
+     "--dtype=half.", "device.bf16_gpu_capability", ("Tesla T4", "7.5", "8.0", "--dtype=half")),
+    ("RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16.",
+     "device.bf16_gpu_capability", ("is_bf16_supported", "float16")),
+    ("MisconfigurationException(\"GPUAccelerator can not run on your system since the accelerator is not available. "
+     "The following accelerator(s) is available and can be passed into `accelerator` argument of `Trainer`: ['cpu'].\")",
+     "device.lightning_accelerator_unavailable", ("GPUAccelerator", "['cpu']", "accelerator=\"auto\"")),
+    ("RuntimeError: The device (Intel(R) Arc(TM) Graphics) doesn't support querying the available free memory. You can "
+     "file an issue at https://github.com/pytorch/pytorch/issues to help us prioritize its implementation.",
+     "device.xpu_free_memory_query", ("Intel(R) Arc(TM) Graphics", "mem_get_info")),
+    ("RuntimeError: CUDA error: the launch timed out and was terminated", "device.cuda_runtime_error",
+     ("cudaErrorLaunchTimeout", "watchdog", "TdrDelay")),
+    ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+     "NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
+     "device.cuda_runtime_error", ("cudaErrorSystemNotReady", "802", "nvidia-fabricmanager")),
+    ("torch.AcceleratorError: CUDA error: operation not permitted when stream is capturing\nSearch for "
+     "`cudaErrorStreamCaptureUnsupported' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
+     "device.cuda_runtime_error", ("cudaErrorStreamCaptureUnsupported", "torch.AcceleratorError", "reduce-overhead")),
+    ("RuntimeError: cuda runtime error (6) : the launch timed out and was terminated at /opt/conda/conda-bld/"
+     "pytorch_1532582123400/work/aten/src/THC/generic/THCStorage.cpp:36",
+     "device.cuda_runtime_error", ("cuda runtime error (6)", "THCStorage.cpp:36")),
+    ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the "
+     "'spawn' start method", "device.cuda_forked_subprocess", ("fork", "multiprocessing_context=\"spawn\"")),
+    ("Found GPU0 NVIDIA GTX TITAN Black which is of cuda capability 3.5. PyTorch no longer supports this GPU because it "
+     "is too old. The minimum cuda capability supported by this library is 3.7.",
+     "device.capability_incompatible", ("NVIDIA GTX TITAN Black", "3.5", "3.7")),
+])
+def test_round_four_device_and_memory_families_name_their_values(message, rule, named):
+    d = explain_paste(message)
+    assert d.rule == rule, (d.rule, d.summary)
+    text = said(d)
+    for value in named:
+        assert value in text, (value, text)
+
+
+@pytest.mark.parametrize("message", [
+    "RuntimeError: HIP error: an illegal memory access was encountered",
+    "RuntimeError: DataLoader worker (pid(s) 1995171, 1996371) exited unexpectedly",
+    "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=11 : invalid argument",
+])
+def test_round_four_rules_leave_neighbouring_families_alone(message):
+    claimed = explain_paste(message).rule
+    assert claimed not in {"device.cuda_runtime_error", "memory.linux_oom_killer", "device.illegal_memory_access"}, claimed
+
+
+@pytest.mark.parametrize("message, rule, named", [
+    ("RuntimeError: NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; 60.96 GiB total capacity; 49.47 GiB already "
+     "allocated; 49.47 GiB current active; 1.32 GiB free; 57.55 GiB reserved in total by PyTorch)",
+     "memory.cuda_oom", ("5.03 GiB", "NPU 3", "60.96 GiB", "1.32 GiB", "57.55 GiB")),
+    ("torch.cuda.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)\n"
+     "Currently allocated     : 6.89 GiB\nRequested               : 320.00 MiB\nDevice limit            : 23.69 GiB\n"
+     "Free (according to CUDA): 2.94 MiB\nPyTorch limit (set by user-supplied memory fraction)\n"
+     "                        : 17179869184.00 GiB",
+     "memory.cuda_oom", ("cudaMallocAsync", "320.00 MiB", "6.89 GiB", "2.94 MiB", "23.69 GiB")),
+    ("Expected tensor for argument #1 'input' to have the same device as tensor for argument #2 'weight'; but device 1 "
+     "does not equal 0 (while checking arguments for cudnn_convolution)",
+     "device.mismatch", ("`input` is on cuda:1", "`weight` is on cuda:0", "cudnn_convolution")),
+    ("RuntimeError: indices should be either on cpu or on the same device as the indexed tensor (cpu)",
+     "device.mismatch", ("indexed tensor's own device (cpu)", "idx.to(t.device)")),
+    ("RuntimeError: Attempting to deserialize object on CUDA device 2 but torch.cuda.device_count() is 1. Please use "
+     "torch.load with map_location to map your storages to an existing device.",
+     "device.map_location", ("CUDA device 2", "device_count() is 1", "cuda:0 exists", '"cuda:2": "cuda:0"')),
+    ("RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.",
+     "device.no_cuda_device", ("CUDA driver initialization failed", "cuInit")),
+    ("RuntimeError: Expected a 'cuda' device type for generator but found 'cpu'",
+     "device.generator_device", ("cuda", "cpu", "set_default_device", "generator=torch.Generator(device=\"cuda\")")),
+])
+def test_more_accelerator_and_placement_wordings_name_their_values(message, rule, named):
+    d = explain_paste(message)
+    assert d.rule == rule, (d.rule, d.summary)
+    text = said(d)
+    for value in named:
+        assert value in text, (value, text)
+
+
+@pytest.mark.parametrize("message, rule, named", [
+    ("RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 7, 0) but found runtime version "
+     "(8, 6, 0). PyTorch already comes bundled with cuDNN.", "device.cudnn_version_mismatch",
+     ("(8, 7, 0)", "(8, 6, 0)", "LD_LIBRARY_PATH")),
+    ("RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600",
+     "device.cudnn_version_mismatch", ("7102", "7600")),
+    ("DeferredCudaCallError: CUDA call failed lazily at initialization with error: device >= 0 && device < num_gpus "
+     "INTERNAL ASSERT FAILED at \"../aten/src/ATen/cuda/CUDAContext.cpp\":50, please report a bug",
+     "device.invalid_ordinal", ("device >= 0 && device < num_gpus", "CUDAContext.cpp:50", "CUDA_VISIBLE_DEVICES")),
+    ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+     "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non "
+     "supported HW", "device.cuda_runtime_error", ("cudaErrorCompatNotSupportedOnDevice", "804", "cuda-compat")),
+    ("UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
+     "before calling NumCudaDevices() that might have already set an error? Error 34: CUDA driver is a stub library",
+     "device.cuda_runtime_error", ("cudaErrorStubLibrary", "stubs")),
+    ("RuntimeError: Invalid device string: 'cuda:0,1'", "device.device_string", ("cuda:0,1", "CUDA_VISIBLE_DEVICES=0,1")),
+])
+def test_install_and_device_selection_wordings_name_their_values(message, rule, named):
+    d = explain_paste(message)
+    assert d.rule == rule, (d.rule, d.summary)
+    text = said(d)
+    for value in named:
+        assert value in text, (value, text)

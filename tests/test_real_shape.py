@@ -58,6 +58,33 @@ CASES = [
     ("RuntimeError: invalid argument 0: Sizes of tensors must match except in dimension 2. Got 66 and 67 in "
      "dimension 1 at /x/THTensor.cpp:711", "shape.cat_sizes", ["dimension 2", "66 and 67", "dimension 1"]),
     ("`\nRuntimeError: mat2 must be a matrix, got 1-D tensor\n`", "shape.mm_rank", ["mat2", "1-D"]),
+    # Wrapped where the poster's terminal or editor broke the line.
+    ("RuntimeError: stack expects each tensor to be equal size, but \ngot [1, 2] at entry 0 and [1, 3] at entry 1",
+     "shape.stack_sizes", ["[1, 2]", "[1, 3]"]),
+    ("RuntimeError: Calculated padded input size per channel: (3 x 3). \nKernel size: (3 x 3). \n"
+     "Kernel size can't be greater than actual input size", "shape.conv_kernel_size", ["(3 x 3)"]),
+    # The warning comes first; sizes that do not broadcast at all then fail in the loss.
+    ("UserWarning: \nUsing a target size (torch.Size([27, 2, 50, 50, 50])) \nthat is different to the input size "
+     "(torch.Size([9, 2, 50, 50, 50])). \nThis will likely lead to incorrect results due to broadcasting.\n\n"
+     "RuntimeError: The size of tensor a (9) must match the size of tensor b (27) at non-singleton dimension 0",
+     "shape.loss_broadcast_warning", ["[27, 2, 50, 50, 50]", "[9, 2, 50, 50, 50]", "9 vs 27", "do not even broadcast"]),
+    # torch 0.4 to 1.1: the index_select kernel (also behind nn.Embedding then), no sizes in the message.
+    ("RuntimeError: index out of range at /opt/conda/conda-bld/pytorch_1524584710464/work/aten/src/TH/generic/"
+     "THTensorMath.c:343", "shape.embedding_index", ["index_select", "THTensorMath.c"]),
+    ("_max_pool1d() Invalid computed output size: 0_", "shape.pool_output_size", ["max_pool1d", "would be 0"]),
+    ("There was an inference error: unknown error: INDICES element is out of DATA bounds, id=1026 axis_dim=1026",
+     "shape.embedding_index", ["index 1026", "1026 entries", "0..1025", "just past the end"]),
+    # Wrapped at a space inside a sentence: each literal space in the shape patterns takes a line break.
+    ("RuntimeError: mat1 and mat2 shapes cannot be multiplied\n(64x2048 and 512x10)", "shape.matmul", ["2048", "512"]),
+    ("RuntimeError: The size of tensor a (9) must match the size\nof tensor b (27) at non-singleton dimension 0",
+     "shape.broadcast", ["9", "27"]),
+    # The pool's dimensionality follows from the number of spatial sizes in the message.
+    ("RuntimeError: Given input size: (128x1x16). Calculated output size: (128x0x8). Output size is too small",
+     "shape.pool_output_size", ["max_pool2d or avg_pool2d", "1d pool"]),
+    ("RuntimeError: Given input size: (64x64x64x1). Calculated output size: (64x32x32x0). Output size is too small",
+     "shape.pool_output_size", ["max_pool3d or avg_pool3d"]),
+    ("RuntimeError: Given groups=1, weight of size [64, 64, 1, 1], expected input[1, 32, 200, 320] to have 64 channels, "
+     "but got 32 channels instead", "shape.conv_channels", ["64 input channels", "has 32 channels in dimension 1"]),
 ]
 
 
@@ -73,8 +100,11 @@ def test_pasted_message_is_explained_with_its_values(text, rule, values):
 @pytest.mark.parametrize("text", [
     "IndexError: index 4 is out of bounds for axis 0 with size 4",   # NumPy, not a tensor
     "RuntimeError: CUDA error: device-side assert triggered",
+    "IndexError: list index out of range",
+    "RuntimeError: index out of range",
 ])
 def test_near_misses_are_not_claimed_by_the_new_shape_rules(text):
     new = {"shape.index_out_of_bounds", "shape.inplace_broadcast", "shape.conv_kernel_size",
-           "shape.loss_spatial_target", "shape.attention_heads", "shape.loss_broadcast_warning"}
+           "shape.loss_spatial_target", "shape.attention_heads", "shape.loss_broadcast_warning",
+           "shape.embedding_index"}
     assert not any(d.rule in new for d in explain_stream(io.StringIO(text)))

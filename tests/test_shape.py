@@ -365,3 +365,83 @@ def test_mm_rank_names_the_operand_that_is_not_a_matrix():
     d = explain_fixture("mm_rank")
     assert d.rule == "shape.mm_rank"
     assert d.facts["operand"] == "mat2" and "mat2" in d.summary
+
+
+def test_mm_rank_names_the_vector_and_the_unsqueeze_that_makes_it_a_matrix():
+    d = explain_fixture("mm_rank")
+    assert "weight (16,)" in d.summary and d.facts["bad_rank"] == 1
+    assert has_fix(d, "`weight.unsqueeze(1)` -> (16, 1)")
+    d = explain_fixture("mm_rank_self")
+    assert d.rule == "shape.mm_rank" and d.facts["operand"] == "self"
+    assert "sample (16,)" in d.summary
+    assert has_fix(d, "`sample.unsqueeze(0)` -> (1, 16)")
+    assert not has_fix(d, "torch.bmm")   # a vector, not a batch
+
+
+def test_index_select_out_of_range_names_the_table_and_the_largest_index():
+    d = explain_fixture("index_select_index")
+    assert d.rule == "shape.embedding_index"
+    assert culprit(d, "table")["shape"] == [5, 8] and culprit(d, "rows")["shape"] == [3]
+    assert (d.facts["select_size"], d.facts["max_index"], d.facts["out_of_range"]) == (5, 7, 1)
+    assert "valid indices 0..4" in d.summary and "go up to 7" in d.summary
+    assert has_fix(d, "rows.max() < table.size(0)")
+    assert not has_fix(d, "tokenizer")
+
+
+def test_key_padding_mask_is_checked_against_the_key_length():
+    d = explain_fixture("attention_key_padding_mask")
+    assert d.rule == "shape.attention_mask"
+    assert (d.facts["expected_len"], d.facts["got_len"]) == (6, 5)
+    assert "(2, 6, 64)" in d.summary and "second dimension is 5" in d.summary
+    assert has_fix(d, "shape (batch, 6)")
+    assert not has_fix(d, "causal mask")   # that advice is for attn_mask
+
+
+def test_cat_of_tensors_with_different_ranks_names_both():
+    d = explain_fixture("cat_rank")
+    assert d.rule == "shape.cat_sizes"
+    assert culprit(d, "scores")["shape"] == [32, 1, 1]
+    assert "(got 2 and 3)" in d.summary and "scores (32, 1, 1)" in d.summary
+    assert has_fix(d, ".squeeze(...)") and not has_fix(d, "U-Net")
+
+
+def test_conv_transpose_channels_rebuilds_the_transposed_layer():
+    d = explain_fixture("conv_transpose_channels")
+    assert d.rule == "shape.conv_channels"
+    assert culprit(d, "decoder.up")["type"] == "ConvTranspose2d"
+    assert "expects 64 channels" in d.summary and "(4, 128, 8, 8)" in d.summary
+    assert has_fix(d, "decoder.up = nn.ConvTranspose2d(128, 32, kernel_size=2, stride=2)")
+
+
+def test_cross_entropy_spatial_size_mismatch_names_scores_and_masks():
+    d = explain_fixture("loss_spatial_size")
+    assert d.rule == "shape.loss_spatial_target"
+    assert culprit(d, "masks")["shape"] == [2, 64, 48]
+    assert "(2, 5, 64, 64)" in d.summary and "(2, 64, 48)" in d.summary
+
+
+def test_bce_with_logits_target_size_names_logits_and_labels():
+    d = explain_fixture("bce_target_size")
+    assert d.rule == "shape.loss_target_size"
+    assert culprit(d, "labels")["shape"] == [32]
+    assert "logits is (32, 1)" in d.summary and "labels is (32,)" in d.summary
+    assert has_fix(d, "`logits.squeeze(-1)` -> (32,)")
+
+
+def test_max_pool1d_output_size_finds_the_pool_and_the_sequence_length_that_fits():
+    d = explain_fixture("pool1d_output_size")
+    assert d.rule == "shape.pool_output_size"
+    assert culprit(d, "model.3")["type"] == "MaxPool1d"
+    assert d.facts["input_shape"] == "(16, 8, 3)" and d.facts["output_length"] == 0
+    assert "needs at least 4 steps" in d.summary
+    assert has_fix(d, "windows would need to be at least 16")
+    assert has_fix(d, "`model.3 = nn.MaxPool1d(4, ceil_mode=True)`")
+    assert has_fix(d, "nn.AdaptiveAvgPool1d(1)")
+
+
+def test_index_select_along_dim1_reads_the_out_of_bounds_wording():
+    d = explain_fixture("index_select_dim1")
+    assert d.rule == "shape.embedding_index"
+    assert (d.facts["bad_index"], d.facts["axis_size"], d.facts["select_dim"]) == (12, 10, 1)
+    assert "features (32, 10) has 10 entries in dimension 1" in d.summary
+    assert has_fix(d, "keep.max() < features.size(1)")

@@ -34,10 +34,11 @@ EVAL_WORDS = ("eval", "valid", "test", "predict", "infer")
 LEAK_SHARE = 0.05           # beside an impossible request, a leak matters only above this share of the memory
 MAX_DIM_DIGITS = 30         # size arithmetic is recomputed only on ints this small
 
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(bytes|B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)\s*$")
+# NumPy writes three significant digits and may end on the point ("147. TiB").
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d*)?)\s*(bytes|B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)\s*$")
 # torch prints these with binary multiples even where it writes "MB"/"GB" (the MPS allocator).
-_UNITS = {"bytes": 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
-          "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40}
+_UNITS = {"bytes": 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50,
+          "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "PB": 2**50}
 
 
 def parse_size(text: Any) -> int | None:
@@ -250,9 +251,10 @@ def find_leaks(records: list[FrameRecord], budget: Budget | None = None) -> list
 
 @probe("oom_numbers", provides=("requested_bytes", "requested_size", "free_bytes", "total_bytes",
                                 "allocated_bytes", "reserved_bytes", "unallocated_bytes", "unallocated_size",
-                                "unallocated_share", "fragmented", "process_bytes"), live=False)
+                                "unallocated_share", "fragmented", "exceeds_total", "process_bytes"), live=False)
 def oom_numbers(ctx: ProbeContext) -> Evidence | None:
-    """The sizes printed in an out-of-memory message, in bytes, and whether the pool is fragmented."""
+    """The sizes printed in an out-of-memory message, in bytes, whether the pool is fragmented, and
+    whether the request alone is larger than the whole device (then no cache state explains it)."""
     facts: dict[str, Any] = {}
     for key, name in (("requested", "requested"), ("free", "free"), ("total", "total"),
                       ("allocated", "allocated"), ("reserved", "reserved"), ("cached", "reserved"),
@@ -269,12 +271,16 @@ def oom_numbers(ctx: ProbeContext) -> Evidence | None:
         unallocated = max(facts["reserved_bytes"] - facts["allocated_bytes"], 0)
         facts["unallocated_bytes"] = unallocated
     total = facts.get("total_bytes")
+    exceeds_total = bool(total) and facts.get("requested_bytes", 0) > total
+    if total:
+        facts["exceeds_total"] = exceeds_total
     if unallocated is not None and total:
         share = unallocated / total
         facts["unallocated_size"] = format_size(unallocated)
         facts["unallocated_share"] = f"{share:.0%}"
         # Fragmentation: a large idle pool, or one that alone could have served the request.
-        facts["fragmented"] = share >= FRAGMENTATION_SHARE or unallocated >= facts.get("requested_bytes", 1 << 62)
+        facts["fragmented"] = not exceeds_total and (
+            share >= FRAGMENTATION_SHARE or unallocated >= facts.get("requested_bytes", 1 << 62))
     return Evidence(facts)
 
 

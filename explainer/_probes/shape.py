@@ -177,6 +177,19 @@ def _receiver(record: FrameRecord | None, expr) -> tuple[str | None, Any]:
     return None, MISSING
 
 
+def _call_operands(record: FrameRecord | None, expr) -> tuple[str, list[Operand]]:
+    """The called function's last name and its operands, a tensor receiver first: `x.mm(w)` and
+    `torch.mm(x, w)` both give ("mm", [x, w])."""
+    callee = expr.callee.text
+    operands = list(expr.operands)
+    if "." in callee:
+        base = callee.rsplit(".", 1)[0]
+        receiver = resolve_text(base, record.namespace()) if record is not None else MISSING
+        if is_tensor(receiver):
+            operands = [Operand(base, receiver)] + operands
+    return callee.rsplit(".", 1)[-1], operands
+
+
 def _module_label(ctx: ProbeContext, module: Any, expr=None) -> str:
     name = name_module(module, ctx.records)
     if name is None and expr is not None and expr.callee is not None and expr.callee.value is module:
@@ -619,6 +632,42 @@ def embedding_index(ctx: ProbeContext) -> Evidence | None:
     return Evidence(facts, culprits)
 
 
+@probe("index_select_operands", provides=(
+    "call", "select_name", "select_shape", "select_dim", "select_size", "index_name", "index_shape", "max_index",
+    "negative_count", "out_of_range"))
+def index_select_operands(ctx: ProbeContext) -> Evidence | None:
+    """A failing torch.index_select(x, dim, index) / x.index_select(dim, index) on the user's line: the size of
+    the selected dimension and how many indices fall outside it (the same message as an embedding lookup)."""
+    record, expr = _user_expression(ctx)
+    if expr is None or expr.kind != "call" or expr.callee is None:
+        return None
+    method, operands = _call_operands(record, expr)
+    if method != "index_select":
+        return None
+    if len(operands) != 3 or not is_tensor(operands[0].value) or not is_tensor(operands[2].value):
+        return None
+    source, index = operands[0], operands[2]
+    dim = _literal_int(_parse_expression(operands[1].text), record.namespace())
+    shape = _shape(source.value)
+    if dim is None or not -len(shape) <= dim < max(len(shape), 1) or not shape:
+        return None
+    dim %= len(shape)
+    found = _index_range(index.value, shape[dim])
+    if not found or not found["out_of_range"]:
+        return None
+    facts: dict[str, Any] = {"call": expr.text, "select_name": source.text, "select_shape": format_shape(shape),
+                             "select_dim": dim, "select_size": shape[dim], "index_name": index.text,
+                             "index_shape": format_shape(_shape(index.value)), **found}
+    return Evidence(facts, [describe_tensor(source.text, source.value), describe_tensor(index.text, index.value)])
+
+
+def _parse_expression(text: str) -> ast.AST | None:
+    try:
+        return ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+
+
 # --- dim out of range ------------------------------------------------------------------------------
 
 @probe("dim_operand", provides=("tensor_name", "tensor_shape", "tensor_rank", "last_dim", "call"))
@@ -864,6 +913,41 @@ def bmm_operands(ctx: ProbeContext) -> Evidence | None:
                      else f"{expr.callee.text}({transposed}, {right.text})")
             facts.update(fixed_call=fixed, fixed_shape=format_shape(sl[:-2] + [sl[-1], sr[-1]]))
     return Evidence(facts, culprits)
+
+
+# --- mm / addmm operand rank ----------------------------------------------------------------------
+
+# Which positional tensor of torch.mm(self, mat2) / torch.addmm(input, mat1, mat2) the message names,
+# counted from the end so that a method call's receiver (x.mm(w)) lines up with torch.mm(x, w).
+_MM_OPERAND_FROM_END = {"mat2": 1, "mat1": 2, "self": 2}
+
+
+@probe("mm_operands", provides=("bad_name", "bad_shape", "bad_rank", "call", "matrix_fix", "matrix_fix_shape"))
+def mm_operands(ctx: ProbeContext) -> Evidence | None:
+    """The operand of a failing torch.mm / addmm call (on the user's line) that is not 2-D, and how to make it one."""
+    record, expr = _user_expression(ctx)
+    operand = ctx.facts.get("operand")
+    if expr is None or expr.kind != "call" or expr.callee is None or operand not in _MM_OPERAND_FROM_END:
+        return None
+    method, operands = _call_operands(record, expr)
+    if method not in ("mm", "addmm") or (method == "addmm" and operand == "self"):
+        return None
+    tensors = [op for op in operands if is_tensor(op.value)][:3]
+    position = _MM_OPERAND_FROM_END[operand]
+    if len(tensors) < position or (method == "mm" and len(tensors) != 2):
+        return None
+    bad = tensors[-position]
+    shape = _shape(bad.value)
+    if len(shape) == 2:
+        return None  # not the operand the message means: the call on this line is not the failing one
+    facts: dict[str, Any] = {"bad_name": bad.text, "bad_shape": format_shape(shape), "bad_rank": len(shape),
+                             "call": expr.text}
+    if len(shape) == 1:
+        # A vector on the left is one row; on the right it is one column.
+        axis = 0 if position == 2 else 1
+        fixed = [1, shape[0]] if axis == 0 else [shape[0], 1]
+        facts.update(matrix_fix=f"{_wrapped(bad.text)}.unsqueeze({axis})", matrix_fix_shape=format_shape(fixed))
+    return Evidence(facts, [describe_tensor(t.text, t.value) for t in tensors[-2:]])
 
 
 # --- expand ----------------------------------------------------------------------------------------
@@ -1117,9 +1201,20 @@ def _broadcast(a: list[int], b: list[int]) -> list[int] | None:
     return out
 
 
-@probe("loss_size_text", provides=("input_dims", "target_dims", "broadcast_dims"), live=False)
+def _broadcast_clash(a: list[int], b: list[int]) -> tuple[int, int, int] | None:
+    """The first dimension (of the broadcast result) where a and b differ and neither is 1: (dim, size_a, size_b)."""
+    rank = max(len(a), len(b))
+    for dim, (x, y) in enumerate(zip([1] * (rank - len(a)) + a, [1] * (rank - len(b)) + b)):
+        if x != y and 1 not in (x, y):
+            return dim, x, y
+    return None
+
+
+@probe("loss_size_text", provides=("input_dims", "target_dims", "broadcast_dims", "clash_dim", "clash_input",
+                                   "clash_target"), live=False)
 def loss_size_text(ctx: ProbeContext) -> Evidence | None:
-    """The loss's input and target sizes from the message, line wraps removed, and what they broadcast to."""
+    """The loss's input and target sizes from the message, line wraps removed, and what they broadcast to
+    (or, when they do not broadcast at all, the first dimension where they clash)."""
     sizes = {key: _size_list(ctx.facts.get(key, "")) for key in ("input_dims", "target_dims")}
     if any(value is None for value in sizes.values()):
         return None
@@ -1127,6 +1222,9 @@ def loss_size_text(ctx: ProbeContext) -> Evidence | None:
     both = _broadcast(sizes["input_dims"], sizes["target_dims"])
     if both is not None and both != sizes["input_dims"]:
         facts["broadcast_dims"] = _dims(both)
+    clash = _broadcast_clash(sizes["input_dims"], sizes["target_dims"])
+    if clash is not None:
+        facts["clash_dim"], facts["clash_input"], facts["clash_target"] = clash
     return Evidence(facts)
 
 
