@@ -199,7 +199,7 @@ def readme_section(results: list[Result]) -> str:
     rounds = load_rounds()
     held = [r for r in results if r.entry.held_out]
     tuning = [r for r in results if not r.entry.held_out]
-    open_rounds = ", ".join(str(r["round"]) for r in rounds if not r.get("held_out"))
+    open_rounds = " and ".join(str(r["round"]) for r in rounds if not r.get("held_out"))
     held_round = next((r for r in rounds if r.get("held_out")), None)
     lines = [
         f"`fixtures/real/` holds {len(results)} messages copied verbatim from public GitHub threads, each with "
