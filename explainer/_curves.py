@@ -279,21 +279,26 @@ def _rolling_median(values: list[float], half: int, *, shrink: bool = False) -> 
     climb is its own trend there); without it the window is cut at the ends.
 
     Both ends of the window only move forward, so one sorted window is kept and updated by bisection
-    instead of sorting every window again (the monitor runs this on the whole history at each check)."""
+    instead of sorting every window again (the training monitor runs this on the whole history at each
+    check, so this loop is its largest cost)."""
     n, out = len(values), []
     window: list[float] = []
+    insort, bisect_left = bisect.insort, bisect.bisect_left
     lo = hi = 0
     for i in range(n):
-        h = min(half, i, n - 1 - i) if shrink else half
-        new_lo, new_hi = max(0, i - h), min(n, i + h + 1)
-        for value in values[hi:new_hi]:
-            bisect.insort(window, value)
-        for value in values[lo:new_lo]:
-            del window[bisect.bisect_left(window, value)]
-        lo, hi = new_lo, max(hi, new_hi)
-        size = len(window)
-        middle = size // 2
-        out.append(window[middle] if size % 2 else (window[middle - 1] + window[middle]) / 2)
+        h = half
+        if shrink and (i < half or i + half >= n):
+            h = i if i < n - 1 - i else n - 1 - i
+        new_lo = i - h if i > h else 0
+        new_hi = i + h + 1 if i + h < n else n
+        while hi < new_hi:
+            insort(window, values[hi])
+            hi += 1
+        while lo < new_lo:
+            del window[bisect_left(window, values[lo])]
+            lo += 1
+        middle = len(window) >> 1
+        out.append(window[middle] if len(window) & 1 else (window[middle - 1] + window[middle]) / 2)
     return out
 
 

@@ -290,3 +290,22 @@ def test_signal_pages_show_a_figure_of_a_real_run_with_the_verdict(tmp_path):
         assert (tmp_path / figure).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         page = (ROOT / "runbooks" / "signals" / f"{name}.md").read_text(encoding="utf-8")
         assert f"](../assets/figures/{figure})" in page, f"runbooks/signals/{name}.md does not show {figure}"
+
+
+def test_rolling_median_is_the_median_of_each_window():
+    """The monitor's fast sliding window gives exactly statistics.median of each (shrunk or cut) window."""
+    import random
+    import statistics
+
+    from explainer._curves import _rolling_median
+
+    rng = random.Random(7)
+    for _ in range(300):
+        n, half = rng.randint(0, 90), rng.randint(0, 25)
+        values = [rng.choice([rng.random(), float(rng.randint(0, 3)), -5 * rng.random()]) for _ in range(n)]
+        for shrink in (False, True):
+            expected = []
+            for i in range(n):
+                h = min(half, i, n - 1 - i) if shrink else half
+                expected.append(statistics.median(values[max(0, i - h): i + h + 1]))
+            assert _rolling_median(values, half, shrink=shrink) == expected
