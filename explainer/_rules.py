@@ -192,10 +192,13 @@ def builtin_rules_dir() -> Path:
 
 def rule_files(folder: Path) -> list[Path]:
     """Every rule file below folder, in a stable order. README/index pages and guides/ are not rules."""
-    return sorted(
-        p for p in folder.rglob("*.md")
-        if p.name.lower() not in {"readme.md", "index.md"} and p.relative_to(folder).parts[0] != GUIDES_DIR
-    )
+    found = []
+    for root, dirs, names in os.walk(folder):
+        if root == str(folder):
+            dirs[:] = [d for d in dirs if d != GUIDES_DIR]
+        found += [Path(root, name) for name in names
+                  if name.endswith(".md") and name.lower() not in {"readme.md", "index.md"}]
+    return sorted(found)  # os.walk rather than rglob: this runs at every crash
 
 
 def load_rule_file(path: Path, *, pack: str = "builtin", known_probes: dict[str, Any] | None = None,
