@@ -85,3 +85,11 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+def assert_names(diagnosis, rule: str, values, text: str | None = None) -> None:
+    """The diagnosis is `rule`'s, and every value is named in text (its summary unless given)."""
+    assert diagnosis.rule == rule, (diagnosis.rule, diagnosis.summary)
+    text = diagnosis.summary if text is None else text
+    missing = [value for value in values if value not in text]
+    assert not missing, (missing, text)

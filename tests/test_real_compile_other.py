@@ -9,7 +9,7 @@ import torch
 from explainer import explain
 from explainer._explain import explain_text
 
-from conftest import raise_fixture, raised
+from conftest import assert_names, raise_fixture, raised
 
 
 def test_data_dependent_branch_under_export_names_the_expression():
@@ -79,10 +79,7 @@ def test_vmap_randomness():
      "other.lightning_cli_unknown_key", ["`trainer.num_processes`", "`num_processes`"]),
 ])
 def test_message_only_summaries_name_the_values(message, rule, values):
-    diagnosis = explain_text(message)
-    assert diagnosis.rule == rule
-    for value in values:
-        assert value in diagnosis.summary, (value, diagnosis.summary)
+    assert_names(explain_text(message), rule, values)
 
 
 @pytest.mark.parametrize("message", [
@@ -182,10 +179,7 @@ def test_export_with_a_bare_tensor_asks_for_a_tuple():
      "compile.non_tensor_op", ["aten.len", "int"]),
 ])
 def test_new_compile_wordings_name_their_values(message, rule, values):
-    diagnosis = explain_text(message)
-    assert diagnosis.rule == rule, (diagnosis.rule, message[:80])
-    for value in values:
-        assert value in diagnosis.summary, (value, diagnosis.summary)
+    assert_names(explain_text(message), rule, values)
 
 
 # --- compile wordings added from the corpus (older torch, bare asserts, cut pastes) ----------------
@@ -222,10 +216,7 @@ def test_new_compile_wordings_name_their_values(message, rule, values):
      "compile.torchscript_scalar_argument", ["requires grad", "scalar argument"]),
 ])
 def test_compile_wordings_from_the_corpus_name_their_values(message, rule, values):
-    diagnosis = explain_text(message)
-    assert diagnosis.rule == rule, (diagnosis.rule, message[:80])
-    for value in values:
-        assert value in diagnosis.summary, (value, diagnosis.summary)
+    assert_names(explain_text(message), rule, values)
 
 
 def test_fake_tensor_call_with_its_error_is_not_read_as_cut():
@@ -316,10 +307,7 @@ def test_torchscript_return_type_names_both_types_and_the_return():
      "compile.backend_compiler_failed", ["device kernel image is invalid", "driver"]),
 ])
 def test_onnx_torchscript_and_guard_wordings_name_their_values(message, rule, values):
-    diagnosis = explain_text(message)
-    assert diagnosis.rule == rule, (diagnosis.rule, message[:80])
-    for value in values:
-        assert value in diagnosis.summary, (value, diagnosis.summary)
+    assert_names(explain_text(message), rule, values)
 
 
 def test_evaluate_expr_log_with_a_hint_is_not_data_dependent():
@@ -340,7 +328,4 @@ def test_evaluate_expr_log_with_a_hint_is_not_data_dependent():
 ])
 def test_other_fixtures_name_the_values(fixture, rule, values):
     diagnosis = explain(raise_fixture(fixture))
-    assert diagnosis.rule == rule, (diagnosis.rule, diagnosis.summary)
-    said = " ".join([diagnosis.summary, *diagnosis.fixes])
-    for value in values:
-        assert value in said, (value, said)
+    assert_names(diagnosis, rule, values, " ".join([diagnosis.summary, *diagnosis.fixes]))

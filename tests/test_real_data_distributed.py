@@ -11,7 +11,7 @@ import explainer
 from explainer._explain import explain_text
 from explainer._rulebase import default_rulebase
 
-from conftest import ROOT, raise_fixture
+from conftest import ROOT, assert_names, raise_fixture
 
 MY_CATEGORIES = ("data", "distributed")
 # Families the corpus labels outside data although a data rule has long claimed them (reported to the
@@ -282,10 +282,7 @@ def test_cpu_tensor_in_a_cuda_only_group_names_the_device_type():
      "distributed.gloo_connection", ("pair.cc:598", "Connection closed by peer", "10.0.0.2:1234")),
 ])
 def test_new_distributed_wordings_name_their_values(message, rule, named):
-    d = explain_text(message)
-    assert d.rule == rule, d.rule
-    for value in named:
-        assert value in d.summary, (value, d.summary)
+    assert_names(explain_text(message), rule, named)
 
 
 # --- distributed wordings added from the corpus ------------------------------------------------
@@ -320,10 +317,7 @@ def test_new_distributed_wordings_name_their_values(message, rule, named):
      "distributed.fsdp_inference_mode", ("grad_fn", "AccumulateGrad", "torch.inference_mode()")),
 ])
 def test_distributed_wordings_from_the_corpus_name_their_values(message, rule, named):
-    d = explain_text(message)
-    assert d.rule == rule, d.rule
-    for value in named:
-        assert value in d.summary, (value, d.summary)
+    assert_names(explain_text(message), rule, named)
 
 
 def test_nccl_last_error_is_not_read_from_the_exception_trailer():
@@ -394,10 +388,7 @@ def test_checkpoint_exception_names_ranks_step_and_the_rank_error():
      "milliseconds before timing out.", "distributed.nccl_timeout", ("rank 1", "ALLREDUCE", "aborted")),
 ])
 def test_round4_distributed_wordings_name_their_values(message, rule, named):
-    d = explain_text(message)
-    assert d.rule == rule, d.rule
-    for value in named:
-        assert value in d.summary, (value, d.summary)
+    assert_names(explain_text(message), rule, named)
 
 
 def test_tcpstore_and_deepspeed_rules_leave_unrelated_messages_alone():

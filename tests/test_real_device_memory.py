@@ -13,6 +13,8 @@ import explainer
 from explainer._cli_explain import explain_stream
 from explainer._explain import explain_text
 
+from conftest import assert_names
+
 
 def explain_paste(text: str):
     found = [d for d in explain_stream(io.StringIO(text)) if d.rule is not None]
@@ -72,10 +74,7 @@ def test_meta_module_moved_with_to_names_the_module_and_its_meta_parameters():
 ])
 def test_pasted_cuda_messages_are_explained_with_their_values(message, rule, values):
     diagnosis = explain_paste(message)
-    assert diagnosis.rule == rule, (diagnosis.rule, diagnosis.summary)
-    text = said(diagnosis)
-    for value in values:
-        assert value in text, f"{value!r} missing from {text!r}"
+    assert_names(diagnosis, rule, values, said(diagnosis))
 
 
 @pytest.mark.parametrize("message", [
@@ -104,10 +103,7 @@ def test_other_frameworks_cuda_library_failures_are_not_claimed(message):
 ])
 def test_new_device_wordings_name_their_values(message, rule, named):
     d = explain_text(message)
-    assert d.rule == rule, d.rule
-    said = d.summary + " ".join(d.fixes)
-    for value in named:
-        assert value in said, (value, said)
+    assert_names(d, rule, named, d.summary + " ".join(d.fixes))
 
 
 @pytest.mark.parametrize("message, rule, named", [
@@ -142,10 +138,7 @@ def test_new_device_wordings_name_their_values(message, rule, named):
 ])
 def test_more_device_and_memory_wordings_name_their_values(message, rule, named):
     d = explain_text(message)
-    assert d.rule == rule, d.rule
-    said = d.summary + " ".join(d.fixes)
-    for value in named:
-        assert value in said, (value, said)
+    assert_names(d, rule, named, d.summary + " ".join(d.fixes))
 
 
 @pytest.mark.parametrize("message", [
@@ -237,11 +230,8 @@ def test_cudnn_repro_snippet_gives_the_input_shape_and_dtype():
      "device.capability_incompatible", ("NVIDIA GTX TITAN Black", "3.5", "3.7")),
 ])
 def test_round_four_device_and_memory_families_name_their_values(message, rule, named):
-    d = explain_paste(message)
-    assert d.rule == rule, (d.rule, d.summary)
-    text = said(d)
-    for value in named:
-        assert value in text, (value, text)
+    diagnosis = explain_paste(message)
+    assert_names(diagnosis, rule, named, said(diagnosis))
 
 
 @pytest.mark.parametrize("message", [
@@ -277,11 +267,8 @@ def test_round_four_rules_leave_neighbouring_families_alone(message):
      "device.generator_device", ("cuda", "cpu", "set_default_device", "generator=torch.Generator(device=\"cuda\")")),
 ])
 def test_more_accelerator_and_placement_wordings_name_their_values(message, rule, named):
-    d = explain_paste(message)
-    assert d.rule == rule, (d.rule, d.summary)
-    text = said(d)
-    for value in named:
-        assert value in text, (value, text)
+    diagnosis = explain_paste(message)
+    assert_names(diagnosis, rule, named, said(diagnosis))
 
 
 @pytest.mark.parametrize("message, rule, named", [
@@ -302,8 +289,5 @@ def test_more_accelerator_and_placement_wordings_name_their_values(message, rule
     ("RuntimeError: Invalid device string: 'cuda:0,1'", "device.device_string", ("cuda:0,1", "CUDA_VISIBLE_DEVICES=0,1")),
 ])
 def test_install_and_device_selection_wordings_name_their_values(message, rule, named):
-    d = explain_paste(message)
-    assert d.rule == rule, (d.rule, d.summary)
-    text = said(d)
-    for value in named:
-        assert value in text, (value, text)
+    diagnosis = explain_paste(message)
+    assert_names(diagnosis, rule, named, said(diagnosis))

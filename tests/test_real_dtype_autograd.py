@@ -9,7 +9,7 @@ import torch
 from explainer import explain
 from explainer._explain import explain_text
 
-from conftest import raised
+from conftest import assert_names, raised
 
 
 def test_integer_parameter_names_the_tensor_and_its_dtype():
@@ -83,10 +83,7 @@ def test_half_input_float_bias_conv_is_a_dtype_mismatch():
      ["'indices'", "cut off"]),
 ])
 def test_message_only_dtype_summaries_name_the_values(message, rule, values):
-    diagnosis = explain_text(message)
-    assert diagnosis.rule == rule, diagnosis.rule
-    for value in values:
-        assert value in diagnosis.summary, (value, diagnosis.summary)
+    assert_names(explain_text(message), rule, values)
 
 
 @pytest.mark.parametrize("message", [
@@ -188,10 +185,7 @@ def _index_put_half():
      ["`masked_scatter_`", "Float mask"]),
 ])
 def test_modern_dtype_and_numerics_errors_name_the_values(call, rule, values):
-    diagnosis = explain(raised(call))
-    assert diagnosis.rule == rule, (diagnosis.rule, diagnosis.summary)
-    for value in values:
-        assert value in diagnosis.summary, (value, diagnosis.summary)
+    assert_names(explain(raised(call)), rule, values)
 
 
 @pytest.mark.parametrize("message", [
@@ -231,10 +225,7 @@ def test_neighbouring_numerics_messages_stay_with_their_rules(message):
      ["`detach_()`", "view"]),
 ])
 def test_round4_dtype_numerics_autograd_wordings_name_the_values(message, rule, values):
-    diagnosis = explain_text(message)
-    assert diagnosis.rule == rule, (diagnosis.rule, diagnosis.summary)
-    for value in values:
-        assert value in diagnosis.summary, (value, diagnosis.summary)
+    assert_names(explain_text(message), rule, values)
 
 
 def test_detach_view_names_ddp_bucket_views_only_when_the_message_does():
