@@ -138,11 +138,14 @@ def rerender(diagnosis: Diagnosis, rulebase: RuleBase | None = None) -> None:
     rule = (rulebase or default_rulebase()).by_id.get(diagnosis.rule) if diagnosis.rule else None
     if rule is None:
         return
-    text = diagnosis.error
+    diagnosis.summary, diagnosis.fixes = _render_texts(rule, diagnosis.error, diagnosis.facts)
+
+
+def _render_texts(rule, text: str, facts: dict[str, Any]) -> tuple[str, list[str]]:
+    """The rule's summary and fixes filled in from the facts, the message and its error type."""
     error_type = text.split(":", 1)[0] if ":" in text.split("\n", 1)[0] else ""
-    context = {"error_type": error_type, "message": text, **diagnosis.facts}
-    diagnosis.summary = render_first(rule.summary, context) or rule.title
-    diagnosis.fixes = render_fixes(rule.fixes, context)
+    context = {"error_type": error_type, "message": text, **facts}
+    return render_first(rule.summary, context) or rule.title, render_fixes(rule.fixes, context)
 
 
 def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: RuleBase,
@@ -180,7 +183,6 @@ def unknown(text: str, location: Location | None) -> Diagnosis:
 def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseException | None,
               extra_facts: dict[str, Any] | None = None, location: Location | None = None) -> Diagnosis:
     rule = found.rule
-    error_type = text.split(":", 1)[0] if ":" in text.split("\n", 1)[0] else ""
     facts: dict[str, Any] = dict(found.groups)
     facts.update(extra_facts or {})
     culprits: list[dict[str, Any]] = []
@@ -192,9 +194,7 @@ def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseExce
         facts.update(evidence.facts)
         culprits = evidence.culprits
         location = evidence.location or location
-    context = {"error_type": error_type, "message": text, **facts}
-    summary = render_first(rule.summary, context) or rule.title
-    fixes = render_fixes(rule.fixes, context)
+    summary, fixes = _render_texts(rule, text, facts)
     diagnosis = Diagnosis(rule=rule.id, category=rule.category, title=rule.title, summary=summary, error=text,
                           location=location, culprits=culprits, fixes=fixes, runbook=runbook_url(rule.id),
                           facts={k: v for k, v in facts.items() if not k.startswith("_")},

@@ -97,9 +97,8 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
         frame = diagnosis.facts.get(key)
         if isinstance(frame, dict):
             code = f"   {frame.get('code')}" if frame.get("code") else ""
-            if not frame.get("file"):
-                # only the code line was pasted above the error
-                rows.append(_Row([("  ", None)], [(label.replace(" in ", " at"), "dim"), (_safe(code), None)]))
+            if not frame.get("file"):  # only the statement was pasted above the error: no file, no line
+                rows.append(_Row([("  ", None)], [("raised at", "dim"), (_safe(code), None)]))
                 continue
             where = escape_controls(f"{frame.get('file')}:{frame.get('line')}")
             if frame.get("function"):
