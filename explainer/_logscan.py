@@ -243,8 +243,9 @@ class _Stream:
         frame = None if header else frame_match(line)
         if self.in_traceback and header is None and frame is None and self.frames and not line[:1].isspace():
             after_frame = frame_match(self.previous) is not None
+            wrapped = self._wrapped(line, after_frame)
             fragment = not any(c.isspace() for c in stripped)  # "ackward": the rest of a cut name
-            if self._wrapped(line) and (fragment or not after_frame):
+            if wrapped and (fragment or not after_frame):
                 joined = frame_match(self.previous + line)
                 if joined is not None:
                     if after_frame:
@@ -255,7 +256,7 @@ class _Stream:
                     and not ARROW_RE.match(line):
                 self.frames[-1].code = stripped  # the frame's code pasted without its indent
                 return
-            if self._wrapped(line):
+            if wrapped:
                 return
         if frame is not None and not self.in_traceback:
             self.in_traceback, self.frames = True, []  # a traceback pasted without its first lines
@@ -315,14 +316,13 @@ class _Stream:
                 yield FoundError(inline.group(1).strip(), [], number, ranks)
 
 
-    def _wrapped(self, line: str) -> bool:
-        """The rest of a frame or code line cut at the terminal's width."""
+    def _wrapped(self, line: str, after_frame: bool) -> bool:
+        """An unindented line inside a traceback that is the rest of the line before it, cut at the terminal's
+        width (after_frame: that line was a frame)."""
         previous = self.previous
-        if ARROW_RE.match(line):
+        if not line or len(previous) < WRAP_WIDTH or ARROW_RE.match(line):
             return False
-        return len(previous) >= WRAP_WIDTH and bool(line) and not line[:1].isspace() \
-            and (frame_match(previous) is not None or previous.lstrip().startswith("File \"")
-                 or (len(line) < WRAP_WIDTH and bool(self.frames)))
+        return after_frame or previous.lstrip().startswith("File \"") or len(line) < WRAP_WIDTH
 
 
 def _introduces_inner(lines: list[str]) -> bool:
