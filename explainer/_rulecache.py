@@ -99,23 +99,27 @@ class RuleCache:
     def save(self) -> None:
         if self.path is None or not self.changed:
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".rules-", suffix=".json")
-            with os.fdopen(handle, "w") as out:
-                json.dump({"version": VERSION, "files": self.files, "templates": self.templates}, out)
-            os.replace(temp, self.path)
+        data = json.dumps({"version": VERSION, "files": self.files, "templates": self.templates})
+        if _write_cache_file(self.path, data.encode("utf-8")):
             self.changed = False
-            _prune(self.path.parent)
-        except OSError:
-            pass
 
 
-def _prune(folder: Path) -> None:
-    """Keep the newest MAX_CACHE_FILES cache files: rule folders come and go (temporary ones in tests)."""
-    files = sorted(folder.glob(f"rules-v{VERSION}-*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for stale in files[MAX_CACHE_FILES:]:
-        stale.unlink(missing_ok=True)
+def _write_cache_file(path: Path, data: bytes) -> bool:
+    """Write a cache file atomically, then keep the newest MAX_CACHE_FILES of its kind (same name before
+    the digest): rule folders come and go (temporary ones in tests). False if it could not be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temp, path)
+        kind = path.name.rsplit("-", 1)[0]
+        files = sorted(path.parent.glob(f"{kind}-*{path.suffix}"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in files[MAX_CACHE_FILES:]:
+            stale.unlink(missing_ok=True)
+    except OSError:
+        return False
+    return True
 
 
 NO_CACHE = RuleCache(None)
@@ -153,16 +157,9 @@ def load_index(path: Path | None) -> list[dict[str, Any]] | None:
 
 
 def save_index(path: Path | None, rules: list[dict[str, Any]]) -> None:
-    if path is None:
-        return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".index-", suffix=".marshal")
-        with os.fdopen(handle, "wb") as out:
-            out.write(marshal.dumps(rules))
-        os.replace(temp, path)
-        files = sorted(path.parent.glob(f"index-v{VERSION}-*.marshal"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for stale in files[MAX_CACHE_FILES:]:
-            stale.unlink(missing_ok=True)
-    except (OSError, ValueError):
-        pass
+        data = marshal.dumps(rules)
+    except ValueError:  # a value marshal cannot write: no index, the files are read next time
+        return
+    if path is not None:
+        _write_cache_file(path, data)
