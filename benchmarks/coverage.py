@@ -152,13 +152,17 @@ def summarise(results: list[Result]) -> dict[str, float]:
     }
 
 
-def table(results: list[Result]) -> str:
+def outcomes_by_family(results: list[Result]) -> list[tuple[str, Counter]]:
+    """(family, count of each outcome), families in order; a message counts under its first category."""
     by_family: dict[str, Counter] = defaultdict(Counter)
     for result in results:
         by_family[result.entry.categories[0]][result.outcome] += 1
+    return sorted(by_family.items())
+
+
+def table(results: list[Result]) -> str:
     lines = [f"{'family':<12} {'n':>5} " + " ".join(f"{o:>12}" for o in OUTCOMES)]
-    for family in sorted(by_family):
-        counts = by_family[family]
+    for family, counts in outcomes_by_family(results):
         n = sum(counts.values())
         lines.append(f"{family:<12} {n:>5} " + " ".join(f"{counts[o]:>12}" for o in OUTCOMES))
     figures = summarise(results)
@@ -183,10 +187,6 @@ def listing(results: list[Result], outcome: str) -> str:
         lines.append(f"{r.entry.where} [{'/'.join(r.entry.categories)} {r.entry.family}]{detail}\n"
                      f"    {first[:160]}\n" + (f"    ... {last[:160]}\n" if last != first else ""))
     return "".join(lines) or f"(no {outcome} messages)\n"
-
-
-README_START = "<!-- benchmarks/coverage.py --readme writes from here -->\n"
-README_END = "\n<!-- end of benchmarks/coverage.py output -->"
 
 
 def figures_row(label: str, figures: dict[str, float]) -> str:
@@ -228,20 +228,15 @@ def readme_section(results: list[Result]) -> str:
     lines += ["", "Per family, all rounds (for `none`, the negative controls, \"explained\" counts the ones "
               "correctly left unexplained):", "", "| family | messages | explained | partial | wrong | unexplained |",
               "| --- | --- | --- | --- | --- | --- |"]
-    by_family: dict[str, Counter] = defaultdict(Counter)
-    for result in results:
-        by_family[result.entry.categories[0]][result.outcome] += 1
-    for family in sorted(by_family):
-        counts = by_family[family]
+    for family, counts in outcomes_by_family(results):
         lines.append(f"| {family} | {sum(counts.values())} | " + " | ".join(str(counts[o]) for o in OUTCOMES) + " |")
     return "\n".join(lines)
 
 
 def write_readme(results: list[Result]) -> None:
-    readme = ROOT / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    start, end = text.index(README_START) + len(README_START), text.index(README_END)
-    readme.write_text(text[:start] + readme_section(results) + text[end:], encoding="utf-8")
+    from readme import replace_section  # benchmarks/readme.py, beside this script
+
+    replace_section("benchmarks/coverage.py --readme", readme_section(results))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -158,16 +158,12 @@ def make_log(path: Path, megabytes: int) -> Path:
 
 
 RESULTS = ROOT / "benchmarks" / "results.md"
-README_START, README_END = "<!-- benchmarks/run.py writes from here -->\n", "\n<!-- end of benchmarks/run.py output -->"
 
 
 def update_readme(report: str) -> None:
-    """The README's cost figures are this run's, never typed by hand."""
-    readme = ROOT / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    start, end = text.index(README_START) + len(README_START), text.index(README_END)
-    body = report.split("\n", 2)[2].strip()  # without the '# Benchmark results' title
-    readme.write_text(text[:start] + body + text[end:], encoding="utf-8")
+    from readme import replace_section  # benchmarks/readme.py, beside this script
+
+    replace_section("benchmarks/run.py", report.split("\n", 2)[2].strip())  # without the '# Benchmark results' title
 
 
 def _cost_row(label: str, stages: list[float], plain_cpu: float) -> str:
