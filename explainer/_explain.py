@@ -121,6 +121,9 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
                  extra_facts: dict[str, Any] | None = None) -> Diagnosis:
     """Explain a message from its text alone (a pasted message, a line from a log)."""
     rulebase = rulebase or default_rulebase()
+    foreign = rulebase.foreign_match(text)
+    if foreign is not None:
+        return _not_pytorch(foreign, text, location)
     embedded = _split_embedded(text)
     if embedded is not None:
         diagnosis = _explain_embedded(embedded, text, rulebase, fallback=location)
@@ -178,6 +181,13 @@ def unknown(text: str, location: Location | None) -> Diagnosis:
     return Diagnosis(rule=None, category="other", title="No known PyTorch failure matches this error",
                      summary=f"No rule in the knowledge base matches: {first[:300]}", error=text,
                      location=location)
+
+
+def _not_pytorch(found: Match, text: str, location: Location | None) -> Diagnosis:
+    """Another framework printed this: say so, with no PyTorch rule (rule stays null)."""
+    summary, fixes = _render_texts(found.rule, text, dict(found.groups))
+    return Diagnosis(rule=None, category="other", title=found.rule.title, summary=summary, error=text,
+                     location=location, fixes=fixes, runbook=runbook_url(found.rule.id), facts=dict(found.groups))
 
 
 def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseException | None,

@@ -76,12 +76,14 @@ class _Row:
 
 
 def _rows(diagnosis: Diagnosis) -> list[_Row]:
-    if diagnosis.rule is None:
+    if diagnosis.rule is None and not diagnosis.runbook:
         line = f"torch-explainer: {diagnosis.title.lower()} ({_safe(_first_line(diagnosis.error), 120)})."
         return [_Row([], [(line, "dim")])]
+    # No rule but a runbook: the message is another framework's (a foreign rule), said as plainly.
     rows = [
         _Row([], [("torch-explainer", "bold magenta"), (" ", None), (f"[{diagnosis.rule}]", "dim"), (" ", None),
-                  (_safe(diagnosis.title), "bold")]),
+                  (_safe(diagnosis.title), "bold")]) if diagnosis.rule else
+        _Row([], [("torch-explainer: ", "bold magenta"), (_safe(diagnosis.title), "bold")]),
         _Row([("  ", None)], [(_safe(diagnosis.summary), None)]),
     ]
     if diagnosis.location is not None:

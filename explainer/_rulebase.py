@@ -48,6 +48,16 @@ class RuleBase:
             return found
         return None
 
+    def foreign_match(self, text: str) -> Match | None:
+        """The first rule saying that text was printed by another framework, not by PyTorch."""
+        text = text[:MAX_MATCH_CHARS]
+        for rule in self.rules:
+            if rule.kind == "foreign" and rule.id not in self.timeouts:
+                found = match_rule(rule, text, self.timeouts)
+                if found is not None:
+                    return found
+        return None
+
     def iter_matches(self, text: str):
         """Every rule that matches text, in the order they are tried."""
         text = text[:MAX_MATCH_CHARS]

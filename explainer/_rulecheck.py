@@ -243,7 +243,7 @@ def run_test(scope: Scope) -> list[Finding]:
     findings: list[Finding] = []
     rulebase = scope.rulebase
     for rule in scope.subjects:
-        if rule.kind != "error":
+        if rule.kind == "signal":
             continue
         for number, example in enumerate(rule.examples, 1):
             findings.extend(_test_example(rulebase, rule, number, example))
@@ -266,7 +266,7 @@ def _test_example(rulebase: RuleBase, rule: Rule, number: int, example: Example)
         return [Finding(rule.file, example.line, rule.id, f"example {number} does not match the rule's patterns",
                         hint="examples are verbatim 'ErrorType: message' lines; test the pattern with "
                              "regex.search(pattern, message)")]
-    claimed = rulebase.match(example.message)
+    claimed = rulebase.foreign_match(example.message) or rulebase.match(example.message)
     if claimed is None or claimed.rule.id == rule.id:
         return []
     other = claimed.rule

@@ -21,7 +21,9 @@ KNOWN_FIELDS = {
 }
 # "error" rules match exception messages; "signal" rules are raised by the training monitor and
 # curve analysis from measured facts, so they have no patterns.
-KINDS = ("error", "signal")
+# error: a PyTorch failure; signal: raised from training measurements; foreign: a message printed by
+# another framework (explained as not a PyTorch failure, never matched as one).
+KINDS = ("error", "signal", "foreign")
 GUIDES_DIR = "guides"
 # Facts every diagnosis has, whatever the pattern: usable in any template.
 COMMON_FACTS = frozenset({"error_type", "message"})
