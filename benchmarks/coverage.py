@@ -199,7 +199,7 @@ def readme_section(results: list[Result]) -> str:
     rounds = load_rounds()
     held = [r for r in results if r.entry.held_out]
     tuning = [r for r in results if not r.entry.held_out]
-    open_rounds = " and ".join(str(r["round"]) for r in rounds if not r.get("held_out"))
+    open_rounds = ", ".join(str(r["round"]) for r in rounds if not r.get("held_out"))
     held_round = next((r for r in rounds if r.get("held_out")), None)
     lines = [
         f"`fixtures/real/` holds {len(results)} messages copied verbatim from public GitHub threads, each with "
@@ -222,9 +222,11 @@ def readme_section(results: list[Result]) -> str:
         figures_row(f"rounds {open_rounds} (rules written from them)", summarise(tuning)),
     ]
     if held_round is not None:
-        lines.append(figures_row(f"round {held_round['round']} (held out, never seen)", summarise(held)))
+        label = "held out, partly seen" if held_round.get("seen") else "held out, never seen"
+        lines.append(figures_row(f"round {held_round['round']} ({label})", summarise(held)))
     lines += [figures_row("all", summarise(results)), "", "Each round when it was first judged:", ""]
-    lines += [f"- round {r['round']}: {r['measured']}" for r in rounds if r.get("measured")]
+    lines += [f"- round {r['round']}: {r['measured']}" + (f"; {r['seen']}" if r.get("seen") else "")
+              for r in rounds if r.get("measured")]
     lines += ["", "Per family, all rounds (for `none`, the negative controls, \"explained\" counts the ones "
               "correctly left unexplained):", "", "| family | messages | explained | partial | wrong | unexplained |",
               "| --- | --- | --- | --- | --- | --- |"]

@@ -137,7 +137,8 @@ def run_test(args: argparse.Namespace) -> int:
 
 def run_new(args: argparse.Namespace) -> int:
     from ._packs import discover_packs
-    from ._rulecheck import ScaffoldError, load_scope, run_check as check, run_test as test, scaffold
+    from ._rulecheck import load_scope, run_check as check, run_test as test
+    from ._rulenew import ScaffoldError, scaffold
 
     packs = discover_packs()[0] if args.dir is None else []
     try:

@@ -51,7 +51,8 @@ MARKER_RES = [
     # torch.distributed.elastic's agent, when a worker dies: the exit code and the signal, before the summary.
     re.compile(r"(?P<message>failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\) of binary: .*)"),
     # A CUDA kernel's own assertion, printed (once per thread) before "device-side assert triggered".
-    re.compile(r"(?P<message>[^\s`]*\.cuh?:\d+:.*?Assertion\s*`.*?`\s*failed\.?)"),
+    # (a paste in markdown inline code loses the backticks around the condition)
+    re.compile(r"(?P<message>[^\s`]*\.cuh?:\d+:.*?Assertion\s*(?:`.*?`|\S.*?)\s*failed\.?)"),
 ]
 # Records that begin without a 'SomeError:' line and may go on over the next lines: a warning as
 # `warnings` prints it ("path.py:12: UserWarning: text"), VS Code's "Exception has occurred: Type".
@@ -82,7 +83,9 @@ EXCEPTION_RE = re.compile(
     r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
 # Parts of a message that torch prints after a blank line (dynamo's "from user code:" and its hints).
 AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceback:|Set TORCH_LOGS=|"
-                            r"Set torch\._dynamo\.config\.|You can suppress this exception)")
+                            r"Set torch\._dynamo\.config\.|You can suppress this exception|"
+                            # torch.onnx.export's report: "## Exception summary", then "<class 'KeyError'>: ..."
+                            r"## Exception summary|<class '[\w.]+'>: )")
 CHAIN_RE = re.compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
 EMBEDDED_RE = re.compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent call last\):\s*\n(?P<rest>.*)\Z", re.S)
 WORKER_RE = re.compile(r"in DataLoader worker process (?P<worker>\d+)")
@@ -146,6 +149,24 @@ def exception_header(line: str) -> re.Match | None:
     return EXCEPTION_RE.match(line.strip())
 
 
+@dataclass
+class _Line:
+    """One cleaned line and what it opens: an 'Error:' header, an opener phrase or a one-line marker."""
+
+    line: str
+    stripped: str
+    header: re.Match | None
+    opener: re.Match | None
+    marker: re.Match | None
+
+    @classmethod
+    def read(cls, line: str) -> _Line:
+        header = exception_header(line)
+        opener = None if header else opener_match(line)
+        marker = None if header or opener else marker_match(line)
+        return cls(line, line.strip(), header, opener, marker)
+
+
 class _Stream:
     """The scanning state of one output stream: the untagged lines, or one rank's lines."""
 
@@ -192,120 +213,173 @@ class _Stream:
         return FoundError(text, self.frames, number, [rank] if rank is not None else [])
 
     def _feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
-        stripped = line.strip()
+        seen = _Line.read(line)
         was_open = self.current is not None
-        header = exception_header(line)
-        opener = None if header else opener_match(line)
-        marker = None if header or opener else marker_match(line)
-        if self.current is not None and not stripped and not self.embedded_depth:
-            self.blank_lines += 1  # the end of the message, unless a part of it that follows blank lines comes next
-            return
-        if self.current is not None and line.startswith("```") and not self.blank_lines:
-            # A code block closed mid-sentence ("...operation: ") and another opened: one message in two blocks.
-            if self.fence == "" and self.lines[-1].rstrip().endswith(":"):
-                self.fence = "closed"
+        if was_open:
+            if self._held_back(seen):
                 return
-            if self.fence == "closed":
-                self.fence = "reopened"
-                return
-        if self.fence:
-            reopened, self.fence = self.fence == "reopened", ""
-            if not (reopened and header is None and opener is None and marker is None and not TRACEBACK_RE.match(line)):
-                done = self.finish()
-                if done is not None:
-                    yield done
-        if self.current is not None and self.blank_lines:
-            if AFTER_BLANK_RE.match(stripped):
-                self.lines.extend([""] * self.blank_lines)
-            else:
-                done = self.finish()
-                if done is not None:
-                    yield done
-            self.blank_lines = 0
-        if self.current is not None:
-            ends = TRACEBACK_RE.match(line) or CHAIN_RE.match(line) \
-                or line.startswith("```") or len(self.lines) >= MAX_MESSAGE_LINES \
-                or new_record or marker is not None or opener is not None \
-                or (header is not None and not self.embedded_depth and not _introduces_inner(self.lines))
-            if not ends:
-                if stripped.startswith("Original Traceback (most recent call last)"):
-                    self.embedded_depth = 1
-                elif self.embedded_depth and header:
-                    self.embedded_depth = 0
-                self.lines.append(line)
-                return
-            done = self.finish()
-            if done is not None:
-                yield done
+            yield from self._close_fence(seen)
+            yield from self._close_after_blank(seen)
+            if self.current is not None:
+                if not self._ends_message(seen, new_record):
+                    self._extend_message(seen)
+                    return
+                yield from self._finished()
         if TRACEBACK_RE.match(line):
             self.in_traceback, self.frames = True, []
             return
-        frame = None if header else frame_match(line)
-        if self.in_traceback and header is None and frame is None and self.frames and not line[:1].isspace():
-            after_frame = frame_match(self.previous) is not None
-            wrapped = self._wrapped(line, after_frame)
-            fragment = not any(c.isspace() for c in stripped)  # "ackward": the rest of a cut name
-            if wrapped and (fragment or not after_frame):
-                joined = frame_match(self.previous + line)
-                if joined is not None:
-                    if after_frame:
-                        joined.code = self.frames.pop().code
-                    self.frames.append(joined)
-                    return
-            if after_frame and not self.frames[-1].code and not self.frames[-1].ipython and stripped \
-                    and not ARROW_RE.match(line):
-                self.frames[-1].code = stripped  # the frame's code pasted without its indent
-                return
-            if wrapped:
-                return
+        frame = None if seen.header else frame_match(line)
+        if self._traceback_detail(seen, frame):
+            return
+        ranks = [rank] if rank is not None else []
+        if seen.header or seen.opener:
+            self._open_message(number, seen, ranks, was_open)
+        elif seen.marker is not None:
+            yield self._logged_line(number, seen, ranks)
+        else:
+            yield from self._outside_message(number, line, rank, ranks)
+
+    def _finished(self) -> Iterator[FoundError]:
+        done = self.finish()
+        if done is not None:
+            yield done
+
+    def _held_back(self, seen: _Line) -> bool:
+        """A blank line, or a code fence closed and reopened mid-message: kept back until the next line says
+        whether the message goes on."""
+        if not seen.stripped and seen.line and self._indented_block():
+            self.lines.append("")  # a whitespace-only line inside an indented list (TorchScript's variants)
+            return True
+        if not seen.stripped and not self.embedded_depth:
+            self.blank_lines += 1  # the end of the message, unless a part of it that follows blank lines comes next
+            return True
+        if seen.line.startswith("```") and not self.blank_lines:
+            # A code block closed mid-sentence ("...operation: ") and another opened: one message in two blocks.
+            if self.fence == "" and self.lines[-1].rstrip().endswith(":"):
+                self.fence = "closed"
+                return True
+            if self.fence == "closed":
+                self.fence = "reopened"
+                return True
+        return False
+
+    def _indented_block(self) -> bool:
+        last = self.lines[-1] if self.lines else ""
+        return not self.blank_lines and (last.rstrip().endswith(":") or last[:1].isspace() or last == "")
+
+    def _close_fence(self, seen: _Line) -> Iterator[FoundError]:
+        if not self.fence:
+            return
+        reopened, self.fence = self.fence == "reopened", ""
+        continues = reopened and not (seen.header or seen.opener or seen.marker or TRACEBACK_RE.match(seen.line))
+        if not continues:
+            yield from self._finished()
+
+    def _close_after_blank(self, seen: _Line) -> Iterator[FoundError]:
+        if self.current is None or not self.blank_lines:
+            return
+        if AFTER_BLANK_RE.match(seen.stripped):
+            self.lines.extend([""] * self.blank_lines)
+        else:
+            yield from self._finished()
+        self.blank_lines = 0
+
+    def _ends_message(self, seen: _Line, new_record: bool) -> bool:
+        line = seen.line
+        if TRACEBACK_RE.match(line) or CHAIN_RE.match(line) or line.startswith("```"):
+            return True
+        if len(self.lines) >= MAX_MESSAGE_LINES or new_record or seen.marker or seen.opener:
+            return True
+        return seen.header is not None and not self.embedded_depth and not _introduces_inner(self.lines)
+
+    def _extend_message(self, seen: _Line) -> None:
+        if seen.stripped.startswith("Original Traceback (most recent call last)"):
+            self.embedded_depth = 1
+        elif self.embedded_depth and seen.header:
+            self.embedded_depth = 0
+        self.lines.append(seen.line)
+
+    def _traceback_detail(self, seen: _Line, frame: Frame | None) -> bool:
+        """Whether the line was a part of a traceback (a frame, its code, a wrapped piece, IPython context)."""
+        if self.in_traceback and seen.header is None and frame is None and self.frames \
+                and not seen.line[:1].isspace() and self._unindented_frame_part(seen):
+            return True
         if frame is not None and not self.in_traceback:
             self.in_traceback, self.frames = True, []  # a traceback pasted without its first lines
-        if self.in_traceback and header is None:
-            if frame is not None:
-                self.frames.append(frame)
-                return
-            arrow = ARROW_RE.match(line)
-            if arrow and self.frames and self.frames[-1].ipython:
-                self.frames[-1].line = self.frames[-1].line or int(arrow.group("line"))
-                # one arrow per frame; a later one belongs to a frame IPython left out ("...")
-                self.frames[-1].code = self.frames[-1].code or arrow.group("code").strip()
-                return
-            if self.frames and self.frames[-1].ipython and (CONTEXT_LINE_RE.match(line) or stripped == "..."):
-                return
-            if line.startswith("    ") and self.frames and not self.frames[-1].code:
-                self.frames[-1].code = stripped
-                return
-            if not stripped or set(stripped) <= set("^~ "):
-                return
-        ranks = [rank] if rank is not None else []
-        if header or opener:
-            first = stripped if header else opener.group("message").strip()
-            warning = _is_warning(header.group("type") if header else first.split(":", 1)[0])
-            frames = self.frames if self.in_traceback else []
-            for frame in frames:
-                if frame.file == "<stdin>" and not frame.code:
-                    frame.code = self.repl_statement
-            if not frames and not was_open and header and CALL_LINE_RE.match(self.previous):
-                frames = [Frame("", 0, code=self.previous.strip())]  # no file known, only the statement
-            if opener is not None and opener.groupdict().get("path"):
-                frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
-            self.current = FoundError("", frames, number, ranks, warning=warning)
-            self.lines = [first]
-            self.vscode = opener is not None and opener.re is VSCODE_OPENER
-            if first.endswith("Traceback (most recent call last):"):
-                self.embedded_depth = 1  # torch 0.4's worker re-raise: "IndexError: Traceback (most ...", frames, error
-            self.in_traceback, self.frames = False, []
-            return
-        if marker is not None:
-            # A message logged without an 'Error:' header (the NCCL watchdog): complete in one line.
-            marker_rank = marker.groupdict().get("rank")
-            if marker_rank is not None and not ranks:
-                ranks = [int(marker_rank)]
-            text = line[marker.start("message"):].strip()
-            if marker_rank is not None:
-                text = f"[Rank {marker_rank}] {text}"  # the rank the component named, kept in the message
-            yield FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True)
-            return
+        if self.in_traceback and seen.header is None:
+            return self._traceback_line(seen, frame)
+        return False
+
+    def _unindented_frame_part(self, seen: _Line) -> bool:
+        """The rest of a frame line cut at the terminal's width, or a frame's code pasted without its indent."""
+        line, stripped = seen.line, seen.stripped
+        after_frame = frame_match(self.previous) is not None
+        wrapped = self._wrapped(line, after_frame)
+        fragment = not any(c.isspace() for c in stripped)  # "ackward": the rest of a cut name
+        if wrapped and (fragment or not after_frame):
+            joined = frame_match(self.previous + line)
+            if joined is not None:
+                if after_frame:
+                    joined.code = self.frames.pop().code
+                self.frames.append(joined)
+                return True
+        last = self.frames[-1]
+        if after_frame and not last.code and not last.ipython and stripped and not ARROW_RE.match(line):
+            last.code = stripped
+            return True
+        return wrapped
+
+    def _traceback_line(self, seen: _Line, frame: Frame | None) -> bool:
+        if frame is not None:
+            self.frames.append(frame)
+            return True
+        line, stripped = seen.line, seen.stripped
+        last = self.frames[-1] if self.frames else None
+        arrow = ARROW_RE.match(line)
+        if arrow and last is not None and last.ipython:
+            last.line = last.line or int(arrow.group("line"))
+            # one arrow per frame; a later one belongs to a frame IPython left out ("...")
+            last.code = last.code or arrow.group("code").strip()
+            return True
+        if last is not None and last.ipython and (CONTEXT_LINE_RE.match(line) or stripped == "..."):
+            return True
+        if line.startswith("    ") and last is not None and not last.code:
+            last.code = stripped
+            return True
+        return not stripped or set(stripped) <= set("^~ ")
+
+    def _open_message(self, number: int, seen: _Line, ranks: list[int], was_open: bool) -> None:
+        header, opener = seen.header, seen.opener
+        first = seen.stripped if header else opener.group("message").strip()
+        warning = _is_warning(header.group("type") if header else first.split(":", 1)[0])
+        frames = self.frames if self.in_traceback else []
+        for frame in frames:
+            if frame.file == "<stdin>" and not frame.code:
+                frame.code = self.repl_statement
+        if not frames and not was_open and header and CALL_LINE_RE.match(self.previous):
+            frames = [Frame("", 0, code=self.previous.strip())]  # no file known, only the statement
+        if opener is not None and opener.groupdict().get("path"):
+            frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
+        self.current = FoundError("", frames, number, ranks, warning=warning)
+        self.lines = [first]
+        self.vscode = opener is not None and opener.re is VSCODE_OPENER
+        if first.endswith("Traceback (most recent call last):"):
+            self.embedded_depth = 1  # torch 0.4's worker re-raise: "IndexError: Traceback (most ...", frames, error
+        self.in_traceback, self.frames = False, []
+
+    @staticmethod
+    def _logged_line(number: int, seen: _Line, ranks: list[int]) -> FoundError:
+        """A message logged without an 'Error:' header (the NCCL watchdog): complete in one line."""
+        marker = seen.marker
+        marker_rank = marker.groupdict().get("rank")
+        if marker_rank is not None and not ranks:
+            ranks = [int(marker_rank)]
+        text = seen.line[marker.start("message"):].strip()
+        if marker_rank is not None:
+            text = f"[Rank {marker_rank}] {text}"  # the rank the component named, kept in the message
+        return FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True)
+
+    def _outside_message(self, number: int, line: str, rank: int | None, ranks: list[int]) -> Iterator[FoundError]:
         if self.in_traceback and not line.startswith(" "):
             cut = self.cut_traceback(number, rank)
             if cut is not None:
@@ -314,7 +388,6 @@ class _Stream:
         for inline in INLINE_CODE_RE.finditer(line):
             if exception_header(inline.group(1)):
                 yield FoundError(inline.group(1).strip(), [], number, ranks)
-
 
     def _wrapped(self, line: str, after_frame: bool) -> bool:
         """An unindented line inside a traceback that is the rest of the line before it, cut at the terminal's

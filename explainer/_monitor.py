@@ -8,19 +8,14 @@
         opt.step()
     mon.diagnoses                       # Diagnosis objects so far
 
-The hot path is a handful of tensor operations and no host sync: gradient norms come from one
-fused `torch._foreach_norm`, are folded into per-layer squared norms with one matrix-vector product
-and written into a device buffer; the buffer is read every `check_every` steps. On CPU, where a read
-costs no device sync, the monitor also checks finiteness every step, so a NaN is localised at the
-step that made it, before the optimizer writes it into the weights.
+Per step: one fused gradient-norm read (see `_gradnorms`); on CPU it is read at once, which is also
+the finiteness check, so a NaN is localised at the step that made it, before the optimizer writes it
+into the weights. The analysis runs when the figures are read, every `check_every` steps.
 """
 
 from __future__ import annotations
 
-import csv
-import json
 import math
-import re
 import statistics
 from collections import deque
 from pathlib import Path
@@ -28,6 +23,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ._curves import History, _sig, classify
 from ._diagnosis import Diagnosis
+from ._gradnorms import LayerGroups, StepFigures
+from ._explosion import EXPLODE_SINCE_FACTOR, NORM_WINDOW, ExplosionChecks, _healthy, _lr
+from ._monitor_log import FigureLog
 
 if TYPE_CHECKING:
     import torch
@@ -36,15 +34,12 @@ VANISH_RATIO = 1e-3       # early layers' gradient RMS this far below the later 
 EARLY_SYNCS = (20,)       # an extra read of the figures, so a short run gets its gradient verdict by step 20
 MIN_VANISH_ROWS = 3       # steps of per-layer norms a vanishing verdict needs
 MIN_WEIGHT_LAYERS = 3     # a verdict about "early against late" layers needs at least this many
-EXPLODE_SINCE_FACTOR = 10.0   # an explosion is dated from the first step at 10x the healthy norm
-EXPLODE_REF_SKIP = 3      # the healthy reference leaves out the latest steps, so a climb over a few steps shows
-NORM_WINDOW = 20          # steps of total norm in the healthy reference
 MIN_UPDATE_RATIO = 1e-4   # ... or updates this small against the weights: the loss is stuck for a reason
 HEALTHY_UPDATE_RATIO = 1e-3
 GROUP_WINDOW = 200
 
 
-class TrainingMonitor:
+class TrainingMonitor(ExplosionChecks):
     """Watches a training loop through `step(loss)` calls and raises Diagnosis objects.
 
     The monitor keeps a reference to the latest inputs of `model`'s forward with gradients enabled (a
@@ -75,42 +70,14 @@ class TrainingMonitor:
         named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
         self._names = [n for n, _ in named]
         self._params = [p for _, p in named]
-        modules = dict(model.named_modules())
-        self.group_names: list[str] = []
-        self.group_types: list[str] = []
-        self.group_params: list[list[str]] = []
-        weight_groups: set[int] = set()
-        group_of: list[int] = []
-        for name, param in named:
-            owner, key = layer_key(name, modules)
-            if key not in self.group_names:
-                self.group_names.append(key)
-                self.group_types.append(type(modules[owner]).__name__ if owner in modules else "?")
-                self.group_params.append([])
-            index = self.group_names.index(key)
-            group_of.append(index)
-            self.group_params[index].append(name)
-            if param.dim() >= 2 and self.group_types[index] not in SPARSE_TYPES:
-                weight_groups.add(index)
-        # Layers with a matrix or kernel (Linear, Conv, RNN layers): the ones whose gradients are compared.
-        self._weight_groups = sorted(weight_groups)
-        self._modules = modules
-        self._device = self._params[0].device if self._params else torch.device("cpu")
-        groups = len(self.group_names)
-        onehot = torch.zeros(groups, len(self._params), dtype=torch.float64)
-        if self._params:
-            onehot[group_of, list(range(len(self._params)))] = 1.0
-        self._onehot = onehot.to(self._device)
-        self._subset_onehots: dict[tuple[bool, ...], torch.Tensor] = {}
-        self._group_numel = [0] * groups
-        for index, param in zip(group_of, self._params):
-            self._group_numel[index] += param.numel()
-        # Row layout: loss, then each group's squared gradient norm.
-        self._buffer = torch.zeros(self.check_every, 1 + groups, dtype=torch.float64, device=self._device)
-        self._pos = 0
+        self._modules = dict(model.named_modules())
+        layers = LayerGroups.of(named, self._modules)
+        self.group_names, self.group_types, self.group_params = layers.names, layers.types, layers.params
+        self._group_of, self._group_numel, self._weight_groups = layers.group_of, layers.numel, layers.weight_groups
+        device = self._params[0].device if self._params else torch.device("cpu")
+        self._figures = StepFigures(self._params, layers.group_of, len(layers.names), self.check_every, device)
         self._pending_steps: list[int] = []
         self._count = 0
-        self._eager_finite_check = self._device.type == "cpu"
 
         self.steps: list[int] = []
         self.losses: list[float] = []
@@ -132,7 +99,7 @@ class TrainingMonitor:
 
         self._inputs: tuple[tuple, dict] | None = None
         self._hook = model.register_forward_pre_hook(self._capture, with_kwargs=True) if capture_inputs else None
-        self._log = _Log(Path(log_path)) if log_path is not None else None
+        self._log = FigureLog(Path(log_path)) if log_path is not None else None
 
     # -- hot path -------------------------------------------------------------------------------
 
@@ -145,62 +112,37 @@ class TrainingMonitor:
 
     def step(self, loss: torch.Tensor | float, step: int | None = None) -> None:
         """Record this step's loss and gradient norms; call after `loss.backward()`."""
-        import torch
-
         current = self._count if step is None else int(step)
         self._count = current + 1
-        grads = [p.grad for p in self._params]
-        present = [g for g in grads if g is not None]  # `None in grads` would call Tensor.__eq__ per item
-        onehot = self._onehot
-        if len(present) != len(grads):
-            onehot = self._subset(grads)
-        grads = present
-        row = self._buffer[self._pos]
-        value = loss.detach() if isinstance(loss, torch.Tensor) else torch.tensor(float(loss))
-        row[0].copy_(value.reshape(()))
-        if grads:
-            squares = torch.stack(torch._foreach_norm(grads)).to(torch.float64).square()
-            torch.mv(onehot, squares, out=row[1:])
-        else:
-            row[1:].zero_()
+        row = self._figures.record(loss)
         self._pending_steps.append(current)
-        self._pos += 1
         if self._snapshot is not None:
             self._measure_update()
         # Reads stay on the multiples of check_every after the early ones, so the schedule is the same
         # for every run length.
-        if self._pos == self.check_every or self._count % self.check_every == 0 or self._count in self._early_syncs \
-                or (self._eager_finite_check and self._suspicious(row)):
+        if self._figures.pending == self.check_every or self._count % self.check_every == 0 \
+                or self._count in self._early_syncs or (row is not None and self._suspicious(row)):
             self._sync()
-        due_next = self._pos == self.check_every - 1 or (self._count + 1) % self.check_every == 0
-        if self._want_update and due_next and not self._stopped:
+        if self._want_update and not self._stopped and (self._figures.pending == self.check_every - 1
+                                                        or (self._count + 1) % self.check_every == 0):
+            import torch
+
             with torch.no_grad():
                 self._snapshot = torch._foreach_mul([p.detach() for p in self._params], 1.0)
 
-    def _suspicious(self, row: torch.Tensor) -> bool:
-        """On CPU, one read of this step's row: non-finite, or a total norm far above the recent ones."""
-        values = row.tolist()
-        total_sq = math.fsum(values[1:])
-        if not math.isfinite(values[0] + total_sq):
+    def _suspicious(self, row: list[float]) -> bool:
+        """On CPU, this step's figures just read: non-finite, or a total norm far above the recent ones."""
+        total_sq = math.fsum(row[1:])
+        if not math.isfinite(row[0] + total_sq):
             return True
         recent = self._recent_sq
         jump = False
-        if recent and "signal.exploding_gradients" not in self._raised:
-            reference = _healthy(list(recent))
-            jump = total_sq > min(self.jump_factor ** 2, EXPLODE_SINCE_FACTOR ** 2) * reference
+        factor = min(self.jump_factor, EXPLODE_SINCE_FACTOR) ** 2
+        # The median is at least the minimum: most steps are settled by the minimum alone.
+        if recent and total_sq > factor * min(recent) and "signal.exploding_gradients" not in self._raised:
+            jump = total_sq > factor * _healthy(list(recent))
         recent.append(total_sq)
         return jump
-
-    def _subset(self, grads: list[torch.Tensor | None]) -> torch.Tensor:
-        """Some parameters got no gradient this step (unused branch): fold only the others."""
-        import torch
-
-        mask = tuple(g is not None for g in grads)
-        onehot = self._subset_onehots.get(mask)
-        if onehot is None:
-            onehot = self._onehot[:, torch.tensor(mask, device=self._device)].contiguous()
-            self._subset_onehots[mask] = onehot
-        return onehot
 
     def _measure_update(self) -> None:
         """Parameter change over the last optimizer step, against the weights: squared norms by group."""
@@ -211,7 +153,7 @@ class TrainingMonitor:
             deltas = torch._foreach_sub(current, self._snapshot)
             delta_sq = torch.stack(torch._foreach_norm(deltas)).to(torch.float64).square()
             weight_sq = torch.stack(torch._foreach_norm(self._snapshot)).to(torch.float64).square()
-            self._update_sq = (self._onehot @ delta_sq, self._onehot @ weight_sq)
+            self._update_sq = (self._figures.fold(delta_sq), self._figures.fold(weight_sq))
         self._snapshot = None
 
     def validation(self, val_loss: torch.Tensor | float, step: int | None = None) -> None:
@@ -231,10 +173,8 @@ class TrainingMonitor:
         return self.diagnoses[before:]
 
     def _sync(self, force_curve: bool = False) -> None:
-        count = self._pos
-        rows = self._buffer[:count].tolist() if count else []
+        rows = self._figures.take()
         steps, self._pending_steps = self._pending_steps, []
-        self._pos = 0
         update = None
         if self._update_sq is not None:
             delta_sq, weight_sq = (t.tolist() for t in self._update_sq)
@@ -245,7 +185,6 @@ class TrainingMonitor:
             self.update_ratio = update
             self._want_update = False
             force_curve = True
-        previous = [g for g in self.grad_norms[-GROUP_WINDOW:] if math.isfinite(g)]
         chunk_start = len(self.steps)
         chunk_squares = [row[1:] for row in rows]
         for step, row, squares in zip(steps, rows, chunk_squares):
@@ -269,7 +208,7 @@ class TrainingMonitor:
                     break  # the gradients are finite, only their float32 norm was not: an explosion
                 self._non_finite(i, chunk_squares[i - chunk_start], detected_at=steps[-1])
                 return
-        self._check_exploding(chunk_start, chunk_squares, previous)
+        self._check_exploding(chunk_start, chunk_squares)
         self._check_vanishing(chunk_squares)
         due = len(self.steps) - self._analysed_at >= max(self.check_every, len(self.steps) // 20)
         if force_curve or due:
@@ -290,8 +229,8 @@ class TrainingMonitor:
                 return False
             exact = [float(g.detach().double().norm()) ** 2 if g is not None else 0.0 for _, g in grads]
         group = [0.0] * len(self.group_names)
-        for (name, _), value in zip(grads, exact):
-            group[self.group_names.index(layer_key(name, self._modules)[1])] += value
+        for layer, value in zip(self._group_of, exact):
+            group[layer] += value
         squares[:] = group
         self.grad_norms[index] = math.sqrt(sum(group))
         self._group_window[-1] = group
@@ -322,107 +261,6 @@ class TrainingMonitor:
             self._raise(rule_id, facts, found["culprits"])
             return
         self._raise_after_explosion(rule_id, facts, found["culprits"], exploded)
-
-    def _exploded_before(self, index: int, squares: list[float]) -> dict[str, Any] | None:
-        """Facts about an explosion that led to the non-finite step: the norm climbed 10x+ over its healthy
-        level in the steps just before (or was already reported)."""
-        baseline = self._reference(index - 1) if index >= 2 else None
-        last = self.grad_norms[index - 1] if index else math.nan
-        reported = "signal.exploding_gradients" in self._raised
-        climbed = baseline and math.isfinite(last) and last > EXPLODE_SINCE_FACTOR * baseline
-        huge = math.isfinite(last) and last > self.max_grad_norm
-        if not (reported or climbed or huge):
-            return None
-        facts = self._explosion_facts(index, baseline, squares)
-        if "since_step" not in facts:
-            since = index - 1
-            while since > 0 and self.max_grad_norm < self.grad_norms[since - 1] < math.inf:
-                since -= 1
-            facts["since_step"] = self.steps[since]
-        facts["max_grad_norm"] = _sig(self.max_grad_norm)
-        return facts
-
-    def _raise_after_explosion(self, rule_id: str, facts: dict[str, Any], culprits: list[dict[str, Any]],
-                               exploded: dict[str, Any]) -> None:
-        """The NaN diagnosis, led by what the exploding-gradients rule says about the climb before it."""
-        from ._explain import diagnose_signal
-
-        explosion = diagnose_signal("signal.exploding_gradients",
-                                    dict(exploded, nan_step=facts["step"], step=facts["step"]))
-        facts.update({f"exploded_{k}" if k in ("since_step", "norm_history", "median_grad_norm", "clip_to") else k:
-                      v for k, v in exploded.items() if k not in facts})
-        facts["exploded_first"] = True
-        self._raised.add(rule_id)
-        diagnosis = diagnose_signal(rule_id, facts, culprits=culprits)
-        diagnosis.summary = f"{explosion.summary} {diagnosis.summary}"
-        diagnosis.fixes = explosion.fixes + [f for f in diagnosis.fixes if f not in explosion.fixes]
-        self.diagnoses.append(diagnosis)
-        if self.on_diagnosis is not None:
-            self.on_diagnosis(diagnosis)
-
-    def _reference(self, index: int) -> float | None:
-        """The healthy total norm before step `index`: the median of the recent finite norms, leaving out the
-        last few so that a climb over a few steps is measured against where it started."""
-        window = [g for g in self.grad_norms[max(0, index - NORM_WINDOW):index] if math.isfinite(g)]
-        return _healthy(window) if window else None
-
-    def _check_exploding(self, start: int, chunk_squares: list[list[float]], previous: list[float]) -> None:
-        if "signal.exploding_gradients" in self._raised:
-            return
-        for i in range(start, len(self.steps)):
-            total = self.grad_norms[i]
-            baseline = self._reference(i)
-            if baseline is None or not baseline > 0:
-                continue
-            # Large but steady norms are a scale, not an explosion: the absolute threshold needs a climb too.
-            over = total > self.max_grad_norm and total > EXPLODE_SINCE_FACTOR * baseline
-            jump = total > self.jump_factor * baseline
-            if not (over or jump):
-                continue
-            facts = self._explosion_facts(i, baseline, chunk_squares[i - start])
-            facts.update(step=self.steps[i], grad_norm=_sig(total), max_grad_norm=_sig(self.max_grad_norm))
-            self._raise("signal.exploding_gradients", {k: v for k, v in facts.items() if v is not None})
-            return
-
-    def _explosion_facts(self, index: int, baseline: float | None, squares: list[float]) -> dict[str, Any]:
-        """Since when the norm climbs, its recent history, the layer growing fastest and a clipping value."""
-        facts: dict[str, Any] = {"clip_to": _sig(baseline * 2 if baseline else self.max_grad_norm / 10)}
-        first = max(0, index - 5)
-        facts["norm_history"] = ", ".join(f"{self.steps[j]}: {_sig(self.grad_norms[j])}" for j in range(first, index + 1))
-        if self.optimizer is not None:
-            facts["lr"] = _lr(self.optimizer)
-        if baseline is None or baseline <= 0:
-            return facts
-        facts["median_grad_norm"] = _sig(baseline)
-        total = self.grad_norms[index]
-        if math.isfinite(total):
-            facts["jump_orders"] = round(math.log10(total / baseline), 1)
-        since = index
-        while since > 0 and math.isfinite(self.grad_norms[since - 1]) and \
-                self.grad_norms[since - 1] > EXPLODE_SINCE_FACTOR * baseline:
-            since -= 1
-        facts["since_step"] = self.steps[since]
-        rows = list(self._group_window)
-        offset = len(self.steps) - len(rows)
-        reference = [r for r in rows[max(0, index - NORM_WINDOW - offset):max(0, since - offset)]
-                     if all(math.isfinite(v) for v in r)]
-        if not (squares and reference):
-            largest = max(range(len(squares)), key=squares.__getitem__) if squares else None
-            growth = None
-        else:
-            before = [statistics.median(col) for col in zip(*reference)]
-            growth = [s / b if b > 0 else (math.inf if s > 0 else 0.0) for s, b in zip(squares, before)]
-            # Among the layers carrying a real share of the norm, the one whose norm grew the most.
-            share = [g for g in range(len(squares)) if squares[g] >= 1e-2 * max(squares)]
-            largest = max(share, key=lambda g: growth[g]) if share else None
-        if largest is not None:
-            facts["largest_group"] = self.group_names[largest] or "(root)"
-            facts["largest_type"] = self.group_types[largest]
-            facts["largest_group_norm"] = _sig(math.sqrt(squares[largest])) if math.isfinite(squares[largest]) else None
-            facts["largest_params"] = ", ".join(self.group_params[largest][:4])
-            if growth is not None and math.isfinite(growth[largest]) and growth[largest] > 0:
-                facts["largest_growth_orders"] = round(0.5 * math.log10(growth[largest]), 1)
-        return facts
 
     def _check_vanishing(self, chunk_squares: list[list[float]]) -> None:
         """Early layers' gradient RMS orders of magnitude below the last layers', from the steps just read."""
@@ -549,20 +387,7 @@ class TrainingMonitor:
 
 
 STUCK = {"signal.vanishing_gradients", "signal.lr_too_low", "signal.underfitting"}
-SPARSE_TYPES = {"Embedding", "EmbeddingBag"}  # a gradient on the rows used only: not comparable per element
 RECURRENT_TYPES = {"RNN", "LSTM", "GRU"}
-_RNN_LAYER = re.compile(r"_l(\d+)(?:_reverse)?$")
-
-
-def layer_key(name: str, modules: dict[str, Any]) -> tuple[str, str]:
-    """(owning module path, layer name) of a parameter; each layer of a multi-layer RNN is a layer of its own."""
-    from torch import nn
-
-    owner = name.rsplit(".", 1)[0] if "." in name else ""
-    found = _RNN_LAYER.search(name)
-    if found and isinstance(modules.get(owner), nn.RNNBase) and getattr(modules[owner], "num_layers", 1) > 1:
-        return owner, f"{owner}.l{found.group(1)}" if owner else f"l{found.group(1)}"
-    return owner, owner
 
 
 def vanishing_layers(rms: list[float], ratio: float = VANISH_RATIO) -> tuple[list[int], int] | None:
@@ -579,42 +404,6 @@ def vanishing_layers(rms: list[float], ratio: float = VANISH_RATIO) -> tuple[lis
     return low, late
 
 
-def _healthy(values: list[float]) -> float:
-    """Median of a window of norms, leaving out its latest few when there are enough before them."""
-    if len(values) > EXPLODE_REF_SKIP + 1:
-        values = values[:-EXPLODE_REF_SKIP]
-    return statistics.median(values)
-
-
-class _Log:
-    """The figures as CSV (step,train_loss,val_loss,grad_norm) or JSON lines (.jsonl/.json): `explainer curves` reads both."""
-
-    def __init__(self, path: Path):
-        self.json = path.suffix in (".jsonl", ".json", ".ndjson")
-        self.handle = open(path, "w", encoding="utf-8", newline="")
-        if not self.json:
-            self.writer = csv.writer(self.handle)
-            self.writer.writerow(["step", "train_loss", "val_loss", "grad_norm"])
-
-    def write(self, steps: list[int], losses: list[float], norms: list[float], vals: list[tuple[int, float]]) -> None:
-        for step, loss, norm in zip(steps, losses, norms):
-            self._row(step, loss, None, norm)
-        for step, value in vals:
-            self._row(step, None, value, None)
-        self.handle.flush()
-
-    def _row(self, step: int, train: float | None, val: float | None, norm: float | None) -> None:
-        if self.json:
-            record = {"step": step, "train_loss": train, "val_loss": val, "grad_norm": norm}
-            self.handle.write(json.dumps({k: v for k, v in record.items() if v is not None}) + "\n")
-        else:
-            self.writer.writerow([step] + ["" if v is None else repr(v) for v in (train, val, norm)])
-
-    def close(self) -> None:
-        if not self.handle.closed:
-            self.handle.close()
-
-
 def _round1(value: float) -> float:
     """One significant digit: a suggested setting, not a measurement."""
     rounded = float(f"{value:.0e}")
@@ -623,14 +412,3 @@ def _round1(value: float) -> float:
 
 def _bad(squares: list[float]) -> float:
     return math.nan if any(math.isnan(s) for s in squares) else math.inf
-
-
-def _lr(optimizer: torch.optim.Optimizer) -> float | None:
-    groups = getattr(optimizer, "param_groups", None) or []
-    value = groups[0].get("lr") if groups else None
-    try:
-        return float(value)  # a float, or a 0-d tensor for a tensor learning rate
-    except (TypeError, ValueError, RuntimeError):
-        return None
-
-

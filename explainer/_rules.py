@@ -302,72 +302,23 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
                                   rule=rule_id if isinstance(rule_id, str) and ID_RE.match(rule_id) else None,
                                   field=fld, hint=hint))
 
-    if not isinstance(rule_id, str) or not ID_RE.match(rule_id):
-        fail("id", f"missing or invalid id {rule_id!r}",
-             "an id is a prefix and a name joined by dots, lower case: 'shape.matmul'")
-    for name in sorted(set(map(str, data)) - KNOWN_FIELDS):
-        fail(name, f"unknown field {name!r}", f"known fields: {', '.join(sorted(KNOWN_FIELDS))}")
-    category = data.get("category")
-    if category not in CATEGORIES:
-        fail("category", f"category {category!r} is not one of {', '.join(CATEGORIES)}")
-    title = data.get("title")
-    if not isinstance(title, str) or not title.strip():
-        fail("title", "a rule needs a one-line title")
-        title = ""
-    priority = data.get("priority", 0)
-    if not isinstance(priority, int) or isinstance(priority, bool):
-        fail("priority", f"priority must be an integer, not {priority!r}")
-
-    kind = data.get("kind", "error")
-    if kind not in KINDS:
-        fail("kind", f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    category, title, priority, kind = _check_header(data, fail)
     is_signal = kind == "signal"
     if is_signal and data.get("patterns"):
         fail("patterns", "a signal rule has no patterns: it is raised from measured facts",
              "list the facts its templates use under 'facts'")
     declared_facts = _string_list(data.get("facts"), "facts", fail)
     raw_patterns = _string_list(data.get("patterns"), "patterns", fail, required=not is_signal)
-    compiled = None
-    patterns_ok = True
     if cached_groups is not None:
-        groups = cached_groups
+        compiled, groups, patterns_ok = None, cached_groups, True
     else:
-        import regex
-
-        compiled, groups = [], set()
-        for i, source in enumerate(raw_patterns):
-            try:
-                compiled.append(regex.compile(source))
-                groups.update(compiled[-1].groupindex)
-            except regex.error as exc:
-                fail(f"patterns[{i}]", f"pattern does not compile: {exc}")
-                patterns_ok = False
-
+        compiled, groups, patterns_ok = _compile_patterns(raw_patterns, fail)
     probes = _string_list(data.get("probes"), "probes", fail)
-    if known_probes is not None:
-        for i, name in enumerate(probes):
-            if name not in known_probes:
-                fail(f"probes[{i}]", f"unknown probe {name!r}",
-                     f"known probes: {', '.join(sorted(known_probes)) or 'none'}")
-
-    provided = set(COMMON_FACTS) | groups | set(declared_facts)
-    for name in probes:
-        if known_probes is not None and name in known_probes:
-            provided.update(known_probes[name].provides)
-
+    provided = set(COMMON_FACTS) | groups | set(declared_facts) | _probe_facts(probes, known_probes, fail)
     summary = _string_list(data.get("summary"), "summary", fail, required=True)
     fixes = _fix_list(data.get("fixes"), fail)
-    # A pattern that did not compile hides its groups: then no claim about the fields templates use.
-    templates_ok = all([_check_template(source, f"summary[{i}]", provided, fail, cache, patterns_ok)
-                        for i, source in enumerate(summary)])
-    for i, alternatives in enumerate(fixes):
-        for source in alternatives:
-            _check_template(source, f"fixes[{i}]", provided, fail, cache, patterns_ok)
-    if not is_signal and patterns_ok and templates_ok and summary and not any(
-            _cached_fields(s, cache) <= (set(COMMON_FACTS) | groups) for s in summary):
-        fail("summary", "no summary template can be filled from the message alone",
-             "add a last summary that uses only the patterns' named groups, for pasted messages")
-
+    _check_templates(summary, fixes, provided, groups if patterns_ok and not is_signal else None, fail, cache,
+                     patterns_ok)
     examples = _examples(data.get("examples"), "examples", fail, lines, required=not is_signal)
     counter_examples = _examples(data.get("counter_examples"), "counter_examples", fail, lines)
     fixture = data.get("fixture")
@@ -389,6 +340,74 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
         body=body, file=file, priority=priority, fixture=fixture, related=related, tags=tags,
         pack=pack, line=lines.get("id", 2), kind=kind, facts=declared_facts, literals=cached_literals or [],
     )
+
+
+def _check_header(data: dict, fail) -> tuple[Any, str, Any, Any]:
+    """id, field names, category, title, priority and kind: (category, title, priority, kind)."""
+    rule_id = data.get("id")
+    if not isinstance(rule_id, str) or not ID_RE.match(rule_id):
+        fail("id", f"missing or invalid id {rule_id!r}",
+             "an id is a prefix and a name joined by dots, lower case: 'shape.matmul'")
+    for name in sorted(set(map(str, data)) - KNOWN_FIELDS):
+        fail(name, f"unknown field {name!r}", f"known fields: {', '.join(sorted(KNOWN_FIELDS))}")
+    category = data.get("category")
+    if category not in CATEGORIES:
+        fail("category", f"category {category!r} is not one of {', '.join(CATEGORIES)}")
+    title = data.get("title")
+    if not isinstance(title, str) or not title.strip():
+        fail("title", "a rule needs a one-line title")
+        title = ""
+    priority = data.get("priority", 0)
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        fail("priority", f"priority must be an integer, not {priority!r}")
+    kind = data.get("kind", "error")
+    if kind not in KINDS:
+        fail("kind", f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    return category, title, priority, kind
+
+
+def _compile_patterns(sources: list[str], fail) -> tuple[list, set[str], bool]:
+    """(compiled patterns, their named groups, whether all compiled)."""
+    import regex
+
+    compiled, groups, ok = [], set(), True
+    for i, source in enumerate(sources):
+        try:
+            compiled.append(regex.compile(source))
+            groups.update(compiled[-1].groupindex)
+        except regex.error as exc:
+            fail(f"patterns[{i}]", f"pattern does not compile: {exc}")
+            ok = False
+    return compiled, groups, ok
+
+
+def _probe_facts(probes: list[str], known_probes: dict[str, Any] | None, fail) -> set[str]:
+    """The facts the named probes provide; an unknown name fails (when the known probes are given)."""
+    if known_probes is None:
+        return set()
+    provided: set[str] = set()
+    for i, name in enumerate(probes):
+        if name in known_probes:
+            provided.update(known_probes[name].provides)
+        else:
+            fail(f"probes[{i}]", f"unknown probe {name!r}",
+                 f"known probes: {', '.join(sorted(known_probes)) or 'none'}")
+    return provided
+
+
+def _check_templates(summary: list[str], fixes: list[tuple[str, ...]], provided: set[str],
+                     message_groups: set[str] | None, fail, cache: RuleCache, patterns_ok: bool) -> None:
+    """Every template uses provided fields only; with message_groups, one summary needs nothing but the message."""
+    # A pattern that did not compile hides its groups: then no claim about the fields templates use.
+    templates_ok = all([_check_template(source, f"summary[{i}]", provided, fail, cache, patterns_ok)
+                        for i, source in enumerate(summary)])
+    for i, alternatives in enumerate(fixes):
+        for source in alternatives:
+            _check_template(source, f"fixes[{i}]", provided, fail, cache, patterns_ok)
+    if message_groups is not None and templates_ok and summary and not any(
+            _cached_fields(s, cache) <= (set(COMMON_FACTS) | message_groups) for s in summary):
+        fail("summary", "no summary template can be filled from the message alone",
+             "add a last summary that uses only the patterns' named groups, for pasted messages")
 
 
 def _string_list(value: Any, fld: str, fail, *, required: bool = False) -> list[str]:

@@ -20,7 +20,9 @@ RAISE_RE = re.compile(r"""^raise\s+(?P<type>[\w.]+)\(\s*(?P<q>["'])(?P<msg>[^"']
 # IPython and Jupyter: "File ~/x/linear.py:114, in Linear.forward(self, input)" (IPython 8) or
 # "~/x/linear.py in forward(self, input)" (IPython 7), then numbered context lines and an arrow at the line.
 IPYTHON_FRAME_RES = [
-    re.compile(r'^\s*File (?P<file>[^"\s][^,"]*?\.py):(?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
+    re.compile(r'^\s*File (?P<file>[^"\s\[][^,"]*?\.py):(?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
+    # JupyterLab's copy keeps the file as a markdown link: "File [~/x.py:64](http://host/lab/tree/x.py#line=63), in f"
+    re.compile(r'^\s*File \[(?P<file>[^\]\s]+?\.py):(?P<line>\d+)\]\([^)\s]*\)(?:, in (?P<func>.+))?\s*$'),
     re.compile(r'^(?P<file>[^\s"]+\.py) in (?P<func>[\w<>.]+)\(.*$'),
     re.compile(r'^(?P<file><ipython-input-[\w-]+>) in (?P<func>[\w<>.]+)(?:\(.*)?$'),
 ]
@@ -79,8 +81,9 @@ def frame_match(line: str) -> Frame | None:
         found = pattern.match(line)
         if found:
             number = found.groupdict().get("line")
-            return Frame(found.group("file"), int(number) if number else 0, (found.group("func") or "").strip(),
-                         ipython=True)
+            # IPython prints the signature after the name: "Linear.forward(self, input)".
+            func = (found.group("func") or "").split("(", 1)[0].strip()
+            return Frame(found.group("file"), int(number) if number else 0, func, ipython=True)
     return None
 
 

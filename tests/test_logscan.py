@@ -268,6 +268,9 @@ def _where(message: str) -> tuple[dict | None, dict | None]:
     ("https://github.com/adrinta/MAGNET/issues/6", "MAGNET/models.py", 76, "forward", "self.embedding(token)"),
     ("https://github.com/MisaOgura/flashtorch/issues/42", "utils\\__init__.py", 119, "denormalize",
      "channel.mul_(std).add_(mean)"),
+    # JupyterLab's copy: "File [path:64](link), in Class.method(args)" frames, all of them a library's
+    ("https://github.com/QwenLM/Qwen3/issues/458", "vllm/worker/cache_engine.py", 64,
+     "CacheEngine._allocate_kv_cache", "torch.empty(kv_cache_shape,"),
     # a statement typed at the Python prompt (">>> ") is the code of its "<stdin>" frame
     ("https://github.com/thu-ml/tianshou/pull/1237", "<stdin>", 1, "<module>", "b = a.to('mps')"),
     # no frame of the user's code in the paste: the library that called torch (gradcam), not torch
@@ -357,3 +360,22 @@ def test_a_message_split_over_two_code_blocks_mid_sentence_is_joined():
 def test_an_error_line_in_markdown_emphasis_is_read_without_it():
     found = list(scan(_corpus_message("https://github.com/innnky/so-vits-svc/issues/169").splitlines()))
     assert any(f.text.startswith("RuntimeError: PytorchStreamReader failed reading zip archive") for f in found)
+
+
+def test_torchscripts_whitespace_only_lines_inside_its_variant_list_keep_the_message_whole():
+    found = list(scan(_corpus_message("https://github.com/pytorch/pytorch/issues/37200").splitlines()))
+    assert "Expected a value of type 'List[int]' for argument 'dim' but instead found type 'Tensor'." in found[0].text
+    assert found[0].text.count("aten::sum") == 3
+
+
+def test_the_onnx_exporters_exception_summary_after_blank_lines_stays_in_the_message():
+    found = list(scan(_corpus_message("https://github.com/pasteurlabs/tesseract-core/issues/425").splitlines()))
+    assert found[0].text.startswith("TorchExportError: Failed to export the model with torch.export.")
+    assert found[0].text.endswith("<class 'KeyError'>: 'getpwuid(): uid not found: 501'")
+
+
+def test_a_kernel_assertion_pasted_as_inline_code_without_its_backticks_is_still_found():
+    text = _corpus_message("https://github.com/LiyuanLucasLiu/LM-LSTM-CRF/issues/27")
+    diagnoses = explain_stream(io.StringIO(text))
+    assert [d.rule for d in diagnoses] == ["device.device_assert"]
+    assert "ClassNLLCriterion" in diagnoses[0].summary and diagnoses[0].location.code == "loss.backward()"

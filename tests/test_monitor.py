@@ -139,7 +139,7 @@ def test_deferred_detection_reports_the_exact_step():
     torch.manual_seed(0)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
     mon = explainer.TrainingMonitor(model, optimizer=optimizer, check_every=10)
-    mon._eager_finite_check = False  # what an accelerator does: read the figures every 10 steps only
+    mon._figures.eager = False  # what an accelerator does: read the figures every 10 steps only
     for step in range(20):
         x = torch.rand(8, 4) + 0.5
         if step == 13:
@@ -217,6 +217,28 @@ def test_exploding_gradients_at_a_bad_batch():
     assert facts["step"] == 45 and facts["jump_orders"] >= 2
     assert facts["largest_group"] == "2" and facts["largest_type"] == "Linear"
     assert any("clip_grad_norm_" in fix for fix in exploding[0].fixes)
+
+
+def test_finite_gradients_whose_float32_norm_overflows_are_an_explosion_not_a_nan():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+    mon = explainer.TrainingMonitor(model, optimizer=optimizer)
+    g = torch.Generator().manual_seed(0)
+    for step in range(31):
+        x = torch.randn(16, 8, generator=g)
+        loss = nn.functional.mse_loss(model(x), x[:, :1] * 2) * (1e22 if step == 30 else 1.0)
+        optimizer.zero_grad()
+        loss.backward()
+        mon.step(loss)
+        if step < 30:
+            optimizer.step()
+    grads = [p.grad for p in model.parameters()]
+    assert all(bool(torch.isfinite(g).all()) for g in grads)
+    assert not torch.isfinite(torch.stack(torch._foreach_norm(grads))).all()  # what makes this case
+    assert [d.rule for d in mon.diagnoses] == ["signal.exploding_gradients"], [d.rule for d in mon.diagnoses]
+    facts = mon.diagnoses[0].facts
+    assert facts["step"] == 30 and 1e19 < mon.grad_norms[-1] < float("inf")
 
 
 def test_vanishing_gradients_in_a_deep_sigmoid_stack():

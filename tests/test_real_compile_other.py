@@ -329,3 +329,77 @@ def test_evaluate_expr_log_with_a_hint_is_not_data_dependent():
 def test_other_fixtures_name_the_values(fixture, rule, values):
     diagnosis = explain(raise_fixture(fixture))
     assert_names(diagnosis, rule, values, " ".join([diagnosis.summary, *diagnosis.fixes]))
+
+
+# --- round 5: removed or missing torch names, nn.Module wrappers, build and install failures --------
+
+@pytest.mark.parametrize("fixture, rule, values", [
+    ("fixtures/other/removed_private_module.py", "other.removed_private_module", ["`torch._six`", "2.0"]),
+    ("fixtures/other/torch_attribute_missing.py", "other.torch_attribute_missing",
+     ["`torch.compiler.is_compiling_v2`"]),
+    ("fixtures/other/module_attribute_missing.py", "other.module_attribute_missing", ["`Net`", "DataParallel"]),
+])
+def test_round5_other_fixtures_name_the_values(fixture, rule, values):
+    assert_names(explain(raise_fixture(fixture)), rule, values)
+
+
+@pytest.mark.parametrize("message, rule, values", [
+    ("from torch._six import PY3\nModuleNotFoundError: No module named 'torch._six'",
+     "other.removed_private_module", ["`PY3`", "`torch._six`"]),
+    ("ImportError: cannot import name 'container_abcs' from 'torch._six' (/opt/conda/lib/python3.8/site-packages/torch/_six.py)",
+     "other.removed_private_module", ["`container_abcs`", "1.9"]),
+    ("ImportError: torch.utils.ffi is deprecated. Please use cpp extensions instead.",
+     "other.removed_private_module", ["`torch.utils.ffi`", "1.0"]),
+    ("AttributeError: module 'torch' has no attribute 'compiler'", "other.torch_attribute_missing",
+     ["`torch.compiler`", "2.1"]),
+    ("ImportError: cannot import name 'return_and_correct_aliasing' from 'torch.utils._python_dispatch'",
+     "other.torch_attribute_missing", ["`torch.utils._python_dispatch.return_and_correct_aliasing`"]),
+    ("torch.nn.modules.module.ModuleAttributeError: 'SiamRPNRes22' object has no attribute 'module'",
+     "other.module_attribute_missing", ["`SiamRPNRes22`", "`model.module`"]),
+    ("AttributeError: type object 'object' has no attribute '__getattr__'", "other.module_attribute_missing",
+     ["`__getattr__`", "0.1"]),
+    ("`RuntimeError: Error building extension 'fused_adam'`", "other.extension_build_failed", ["`fused_adam`", "ninja"]),
+    ("Could not find the bitsandbytes CUDA binary at PosixPath('/venv/lib/python3.10/site-packages/bitsandbytes/"
+     "libbitsandbytes_cuda121.so')", "other.bnb_native_library_missing", ["`libbitsandbytes_cuda121.so`", "CUDA"]),
+])
+def test_round5_other_wordings_name_their_values(message, rule, values):
+    assert_names(explain_text(message), rule, values)
+
+
+@pytest.mark.parametrize("message, rule, values", [
+    ("RuntimeError: ONNX export failed: Couldn't export Python operator SigmoidGeometricMean",
+     "compile.onnx_python_operator", ["`SigmoidGeometricMean`", "symbolic"]),
+    ("RuntimeError: ONNX export failed: Couldn’t export Python operator qfn", "compile.onnx_python_operator", ["`qfn`"]),
+    ("torch.onnx.OnnxExporterError: Failed to export the model to ONNX. Generating SARIF report at "
+     "'report_dynamo_export.sarif'. SARIF is a standard format", "compile.onnx_export_failed",
+     ["OnnxExporterError", "'report_dynamo_export.sarif'", "dynamo_export"]),
+    ("TorchExportError: Failed to export the model with torch.export. This is step\n1/3 of exporting the model to ONNX. "
+     "Next steps:\n\n## Exception summary\n\n<class 'KeyError'>: 'getpwuid(): uid not found: 501'",
+     "compile.onnx_export_failed", ["step 1/3", "TorchExportError", "'getpwuid(): uid not found: 501'"]),
+    ("skipping cudagraphs due to mutated inputs (2 instances)", "compile.cudagraphs_skipped",
+     ["mutated inputs", "2 instances"]),
+    ("RuntimeError: Detected 6 tensor(s) in the cudagraph pool not tracked as outputs.\n"
+     "All live allocations must be tracked for correctness.", "compile.cudagraph_pool_untracked",
+     ["6 tensor(s)", "cudagraph pool"]),
+    ("RuntimeError: \nunknown builtin op:\n@torch.jit.script\ndef f(x):\n    return torch.unique(x)\n"
+     "           ~~~~~~~~~~~~ <--- HERE", "compile.torchscript_unsupported", ["`return torch.unique(x)`"]),
+    ("RuntimeError: \nPython builtin <built-in method _get_tracing_state of PyCapsule object at 0x7fbe4014c1e0> is "
+     "currently not supported in Torchscript:\nat /anaconda3/lib/python3.7/site-packages/torch/nn/utils/rnn.py:251:8\n",
+     "compile.torchscript_unsupported", ["`_get_tracing_state()`", "rnn.py:251:8"]),
+    ("V0812 15:05:52.194000 1848694 torch/_dynamo/symbolic_convert.py:556] [4/0] [__graph_breaks] Graph Break Reason: "
+     "Unsupported method call\nV0812 15:05:52.194000 1848694 torch/_dynamo/symbolic_convert.py:556] [4/0] "
+     "[__graph_breaks]   Explanation: Dynamo does not know how to trace method `__eq__` of class `<unknown type>`",
+     "compile.graph_break", ["`__eq__`", "`<unknown type>`", "Unsupported method call"]),
+])
+def test_round5_compile_wordings_name_their_values(message, rule, values):
+    assert_names(explain_text(message), rule, values)
+
+
+@pytest.mark.parametrize("message", [
+    "ImportError: cannot import name 'nn' from 'torch' (unknown location)",
+    "AttributeError: 'NoneType' object has no attribute 'module'",
+    "AttributeError: module 'torch._C' has no attribute '_cuda_setDevice'",
+])
+def test_round5_near_misses_are_not_claimed(message):
+    rule = explain_text(message).rule
+    assert rule not in ("other.torch_attribute_missing", "other.module_attribute_missing"), rule

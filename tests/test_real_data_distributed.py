@@ -395,3 +395,140 @@ def test_tcpstore_and_deepspeed_rules_leave_unrelated_messages_alone():
     assert explain_text("ConnectionResetError: [Errno 104] Connection reset by peer").rule != \
         "distributed.tcpstore_connection_lost"
     assert explain_text("AssertionError: disagreement between the two runs").rule is None
+
+
+# --- round 5: sampler, checkpoint writing, shared memory, store binding and backends -------------
+
+def test_empty_dataset_under_shuffle_names_num_samples_and_the_data_path():
+    d = _explain("fixtures/data/sampler_empty_dataset.py")
+    assert d.rule == "data.sampler_empty_dataset" and d.category == "data"
+    assert "num_samples=0" in d.summary and "empty" in d.summary
+    assert any("len(dataset)" in fix for fix in d.fixes)
+
+
+def test_save_into_a_missing_folder_names_the_folder():
+    d = _explain("fixtures/data/save_missing_directory.py")
+    assert d.rule == "data.checkpoint_save_failed"
+    assert "/tmp/explainer-fixture-runs/no-such-run/checkpoints" in d.summary
+    assert any("makedirs" in fix for fix in d.fixes)
+
+
+def test_nccl_backend_in_a_build_without_nccl_points_to_gloo():
+    d = _explain("fixtures/distributed/nccl_not_built.py")
+    assert d.rule == "distributed.backend_not_available"
+    assert "NCCL" in d.summary and "gloo" in d.summary
+
+
+@pytest.mark.parametrize("message, rule, named", [
+    ("ValueError: batch_size should be a positive integer value, but got batch_size=0",
+     "data.sampler_empty_dataset", ("batch_size=0",)),
+    ("RuntimeError: unable to write to file </torch_31911_952036340_6686>: No space left on device (28)",
+     "data.shared_memory_full", ("torch_31911_952036340_6686", "No space left on device (28)", "/dev/shm")),
+    ("RuntimeError: unable to allocate shared memory(shm) for file </torch_61958_1669325393_0>: Resource temporarily "
+     "unavailable (11)", "data.shared_memory_full", ("torch_61958_1669325393_0", "(11)")),
+    ("RuntimeError: [enforce fail at inline_container.cc:445] . PytorchStreamWriter failed writing file data/176: "
+     "file write failed", "data.checkpoint_save_failed", ("data/176", "file write failed")),
+    ("RuntimeError: [enforce fail at inline_container.cc:595] . unexpected pos 2234 vs 2128",
+     "data.checkpoint_save_failed", ("unexpected pos 2234 vs 2128",)),
+    ("Please file an issue with the following so that we can make weights_only=True compatible with your use case: "
+     "WeightsUnpickler error: unsupported persistent id encountered\nWeights only load failed.",
+     "data.weights_only_load", ("unsupported persistent id", "weights_only=True")),
+    ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. The "
+     "server socket has failed to bind to [::]:98 (errno: 13 - Permission denied). The server socket has failed to "
+     "bind to 0.0.0.0:98 (errno: 13 - Permission denied).",
+     "distributed.store_bind_failed", ("[::]:98", "errno: 13 - Permission denied", "below 1024")),
+    ("[W socket.cpp:436] [c10d] The server socket has failed to bind to 10.1.2.3:29500 (errno: 99 - Cannot assign "
+     "requested address).", "distributed.store_bind_failed", ("10.1.2.3:29500", "errno: 99", "MASTER_ADDR")),
+    ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: "
+     "80, useIpv6: 0, code: -13, name: EACCES, message: permission denied",
+     "distributed.store_bind_failed", ("80", "EACCES", "code -13")),
+    ("[W socket.cpp:436] [c10d] The server socket has failed to bind to activate.adobe.com:10086 (system error: 10048 - "
+     "通常每个套接字地址(协议/网络地址/端口)只允许使用一次。).", "distributed.address_in_use", ("10086", "system error: 10048")),
+    ("torch.distributed.DistNetworkError: The client socket has failed to connect to any network address of (10.0.0.1, "
+     "29500). The client socket has failed to connect to 10.0.0.1:29500 (errno: 111 - Connection refused).",
+     "distributed.store_connect_failed", ("10.0.0.1:29500", "errno: 111 - Connection refused")),
+    ("[W socket.cpp:697] [c10d] The client socket has failed to connect to [WIN-57PDHSNQNT2]:28133 (system error: "
+     "10049 - 在其上文中，该请求的地址无效。).", "distributed.store_connect_failed",
+     ("[WIN-57PDHSNQNT2]:28133", "system error: 10049", "harmless")),
+    ("RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+     "store_based_barrier_key:1 (world_size=2, worker_count=4, timeout=0:02:00)",
+     "distributed.rendezvous_timeout", ("worker_count=4", "world_size=2", "0:02:00", "More processes")),
+    ("torch.distributed.DistStoreError: Timed out initializing process group in store based barrier on rank 3, for "
+     "key: store_based_barrier_key:1 (world_size=8, num_workers_joined=5, timeout=0:30:00 error=Socket Timeout)",
+     "distributed.rendezvous_timeout", ("num_workers_joined=5", "world_size=8", "Only 5 of 8")),
+    ("RuntimeError: use_libuv was requested but PyTorch was build without libuv support",
+     "distributed.backend_not_available", ("libuv", "USE_LIBUV=0")),
+    ("ValueError: LOCAL_RANK (default 0) and args.device inconsistent. This can only happens in inference mode. "
+     "Please use CUDA_VISIBLE_DEVICES=x for single-GPU training.",
+     "distributed.sat_local_rank_device", ("LOCAL_RANK", "CUDA_VISIBLE_DEVICES", "'cpu'")),
+])
+def test_round5_data_and_distributed_wordings_name_their_values(message, rule, named):
+    assert_names(explain_text(message), rule, named)
+
+
+def test_wrapped_device_errors_under_weights_only_go_to_the_device_rules():
+    message = ("UnpicklingError: Weights only load failed. Re-running `torch.load` with `weights_only` set to `False` "
+               "will likely succeed, but it can result in arbitrary code execution. Do it only if you got the file "
+               "from a trusted source.\n Please file an issue with the following so that we can make "
+               "`weights_only=True` compatible with your use case: WeightsUnpickler error: Attempting to deserialize "
+               "object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only "
+               "machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.")
+    assert explain_text(message).rule != "data.weights_only_load"
+
+
+def test_nccl_last_error_behind_ray_log_prefixes():
+    message = ("(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] torch.distributed.DistBackendError: "
+               "NCCL error in: /root/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, internal error - "
+               "please report this issue to the NCCL developers, NCCL version 2.18.6\n"
+               "(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] ncclInternalError: Internal check failed.\n"
+               "(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] Last error:\n"
+               "(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] Attribute busid of node nic not found")
+    d = explain_text(message)
+    assert_names(d, "distributed.nccl_error", ("Last error: Attribute busid of node nic not found", "2.18.6"))
+
+
+def test_sigterm_cleanup_line_yields_to_the_error_in_the_same_block():
+    message = ("RuntimeError: NCCL communicator was aborted on rank 0.  Original reason for failure was: [Rank 0] "
+               "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=35582, OpType=ALLREDUCE, "
+               "Timeout(ms)=1800000) ran for 1800366 milliseconds before timing out.\n"
+               "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 886321 closing signal SIGTERM")
+    assert_names(explain_text(message), "distributed.nccl_timeout", ("ALLREDUCE", "1800000"))
+
+
+def test_env_rendezvous_without_rank_names_the_variable_and_torchrun():
+    d = _explain("fixtures/distributed/env_rendezvous_no_rank.py")
+    assert d.rule == "distributed.env_rendezvous_missing_var"
+    assert "RANK" in d.summary and "env://" in d.summary and "torchrun" in d.summary
+
+
+def test_ddp_device_ids_for_a_cpu_module_names_both_devices():
+    d = _explain("fixtures/distributed/ddp_device_ids_cpu_module.py")
+    assert d.rule == "distributed.ddp_device_ids_cpu_module"
+    assert "[0]" in d.summary and "device(type='cpu')" in d.summary
+    assert any("model.to(local_rank)" in fix for fix in d.fixes)
+
+
+def test_ddp_around_a_frozen_model_says_nothing_requires_grad():
+    d = _explain("fixtures/distributed/ddp_frozen_model.py")
+    assert d.rule == "distributed.ddp_no_trainable_params"
+    assert "requires_grad=False" in d.summary
+
+
+@pytest.mark.parametrize("message, rule, named", [
+    ("B-nemo-ft3/0 [default1]:[rank1]: torch.distributed.DistBackendError: [1] is setting up NCCL communicator and "
+     "retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: wait "
+     "timeout after 600000ms, keys: /default_pg/0//cuda//0",
+     "distributed.nccl_unique_id_store", ("Rank 1", "rank 0", "wait timeout after 600000ms", "'0'")),
+    ("RuntimeError: [3] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store "
+     "by key '1', but store->get('1') got exception: Socket Timeout",
+     "distributed.nccl_unique_id_store", ("Rank 3", "Socket Timeout", "'1'")),
+    ("[rank3]: torch.distributed.DistBackendError: [3] is setting up NCCL communicator and\nretrieving ncclUniqueId "
+     "from [0] via c10d key-value store by key '0', but\nstore->get('0') got error: Connection reset by peer",
+     "distributed.nccl_unique_id_store", ("Connection reset by peer", "crashed")),
+    ("RuntimeError: DDP expects same model across all ranks, but Rank 5 has 128 params, while rank 0 has inconsistent "
+     "1506656875 params.", "distributed.ddp_model_mismatch", ("128", "1506656875", "not at the same point")),
+    ("RuntimeError: params[0] in this process with sizes [1000, 512] appears not to match sizes of the same param in "
+     "process 0.", "distributed.ddp_model_mismatch", ("params[0]", "[1000, 512]", "process 0")),
+])
+def test_round5_store_and_ddp_wordings_name_their_values(message, rule, named):
+    assert_names(explain_text(message), rule, named)

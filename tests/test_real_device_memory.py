@@ -71,6 +71,30 @@ def test_meta_module_moved_with_to_names_the_module_and_its_meta_parameters():
      "Reducing block sizes or `num_stages` may help.",
      "memory.triton_shared_memory", ["Required: 98304", "Hardware limit: 65536", "num_stages"]),
     ("RuntimeError: Expected is_sm8x || is_sm75 to be true, but got false.", "device.flash_attn_arch", ["is_sm8x || is_sm75"]),
+    ("ValueError: Free memory on device cuda:1 (19.77/22.05 GiB) on startup is less than desired GPU memory "
+     "utilization (0.9, 19.84 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+     "memory.vllm_gpu_memory_utilization", ["19.77/22.05 GiB", "0.9", "19.84 GiB", "cuda:1"]),
+    ("ValueError: Inconsistent compute device and `device_id` on rank 3: cuda:3 vs cuda:0",
+     "device.fsdp_device_id", ["rank 3", "cuda:3", "cuda:0"]),
+    ("ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+     "device.bf16_gpu_capability", ["bf16=True", "torch>=1.10", "Ampere", "cuda>=11.0"]),
+    ("ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device.",
+     "device.bf16_gpu_capability", ["mixed_precision", "1.10"]),
+    ("pytorch_lightning.utilities.exceptions.MisconfigurationException: You have asked for native AMP on CPU, "
+     "but AMP is only available on GPU", "device.lightning_accelerator_unavailable", ["native AMP on CPU", "precision=32"]),
+    ("RuntimeError: cublas runtime error : the GPU program failed to execute at /pytorch/aten/src/THC/THCBlas.cu:258",
+     "device.cublas_status", ["the GPU program failed to execute", "CUBLAS_STATUS_EXECUTION_FAILED", "THCBlas.cu:258"]),
+    ("RuntimeError: [FT][ERROR] CUDA runtime error: CUBLAS_STATUS_EXECUTION_FAILED /workspace/ft/utils/functions.h:674",
+     "device.cublas_status", ["CUBLAS_STATUS_EXECUTION_FAILED", "functions.h:674", "FasterTransformer"]),
+    ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+     "device.cublas_status", ["CUBLAS_STATUS_NOT_INITIALIZED", "cublasCreate"]),
+    ("RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate memory: you\n"
+     "tried to allocate 268435456 bytes. Error code 12 (Cannot allocate memory)",
+     "memory.cpu_alloc", ["268435456 bytes", "Error code 12", "alloc_cpu.cpp:75"]),
+    ("RuntimeError: DefaultCPUAllocator: not enough memory", "memory.cpu_alloc", ["not enough memory"]),
+    ("OutOfMemoryError: CUDA out of memory. Tried to allocate 1.25 GiB (GPU 1; 79.10 GiB total capacity; 76.13 GiB \n"
+     "already allocated; 290.12 MiB free; 77.47 GiB reserved in total by PyTorch)",
+     "memory.cuda_oom", ["1.25 GiB", "79.10 GiB", "76.13 GiB", "290.12 MiB", "77.47 GiB"]),
 ])
 def test_pasted_cuda_messages_are_explained_with_their_values(message, rule, values):
     diagnosis = explain_paste(message)
@@ -80,6 +104,8 @@ def test_pasted_cuda_messages_are_explained_with_their_values(message, rule, val
 @pytest.mark.parametrize("message", [
     "F1119 15:00:44.842713 16912 cudnn.hpp:96] Check failed: status == CUDNN_STATUS_SUCCESS (3 vs. 0)  CUDNN_STATUS_BAD_PARAM.",
     "CUBLAS failure 13: CUBLAS_STATUS_EXECUTION_FAILED ; GPU=1 ; expr=cublas_gemm(cuHandle, CUBLAS_OP_N)",
+    "2019-02-11 16:42:08.131786: E tensorflow/stream_executor/cuda/cuda_blas.cc:366] failed to create cublas handle: "
+    "CUBLAS_STATUS_NOT_INITIALIZED",
 ])
 def test_other_frameworks_cuda_library_failures_are_not_claimed(message):
     assert all(d.rule is None for d in explain_stream(io.StringIO(message)))

@@ -258,3 +258,63 @@ def test_bfloat16_numpy_names_the_dtype_live():
 ])
 def test_neighbours_of_the_round4_numerics_rules_are_not_claimed(message):
     assert explain_text(message).rule not in ("numerics.bce_input_range", "numerics.distribution_invalid")
+
+
+@pytest.mark.parametrize("message, rule, values", [
+    ("RuntimeError: Function MmBackward returned an invalid gradient at index 0 - got [1, 1024] but expected shape "
+     "compatible with [1, 4096]", "autograd.invalid_gradient_shape", ["MmBackward", "[1, 1024]", "[1, 4096]", "hook"]),
+    ("RuntimeError: Function _RasterizeGaussiansBackward returned an invalid gradient at index 5 - got [231550, 2] "
+     "but expected shape compatible with [231550, 3]", "autograd.invalid_gradient_shape",
+     ["input 5", "[231550, 2]", "custom `torch.autograd.Function`"]),
+    ("Exception in main training loop: invalid gradient at index 0 - expected shape [2] but got [4]",
+     "autograd.invalid_gradient_shape", ["shape [4]", "shape [2]"]),
+    ("RuntimeError: cudnn RNN backward can only be called in training mode", "autograd.cudnn_rnn_backward_eval",
+     ["cudnn RNN backward", "training mode", "model.train()"]),
+    ("RuntimeError: backward_input can only be called in training mode", "autograd.cudnn_rnn_backward_eval",
+     ["backward_input", "cuDNN"]),
+    ("`RuntimeError: Unexpected floating ScalarType in at::autocast::prioritize`", "dtype.autocast_prioritize",
+     ["at::autocast::prioritize", "float16", "bfloat16"]),
+    ("AssertionError: No inf checks were recorded prior to update.", "autograd.amp_no_inf_checks",
+     ["prior to update", "scaler.step(optimizer)"]),
+    ("> Only Variables created explicitly by the user (graph leaves) support the deepcopy protocol at the moment",
+     "autograd.deepcopy_nonleaf", ["deepcopy"]),
+    ("RuntimeError: \"LayerNormKernelImpl\" not implemented for 'Half", "dtype.not_implemented",
+     ["LayerNormKernelImpl", "layer_norm", "Half"]),
+    ("RuntimeError: Input type (Byte) and weight type (Float) should be the same", "dtype.conv_input_type",
+     ["Byte", "Float"]),
+    ("RuntimeError: Function 'All2All_Seq_Req_WaitBackward' returned nan values in its 0th output; num_outputs = 1; "
+     "num_inputs = 0; outputs[0].shape = [1, ]; outputs[i] = nan", "numerics.anomaly_nan",
+     ["All2All_Seq_Req_WaitBackward", "[1, ]"]),
+    ("RuntimeError: Mismatch in shape: grad_output[0] has a shape of torch.Size([1]) and output[0] has a shape of "
+     "torch.Size([]).", "autograd.backward_gradient_shape", ["torch.Size([1])", "torch.Size([])", "torch.tensor(1.0)"]),
+    ("RuntimeError: Legacy autograd function with non-static forward method is deprecated. Please use new-style "
+     "autograd function with static forward method. (Example: https://pytorch.org/docs/stable/autograd.html"
+     "#torch.autograd.Function)", "autograd.legacy_function", ["instance method", "removed in 1.5"]),
+    ("RuntimeError: element 0 of variables does not require grad and does not have a grad_fn", "autograd.no_grad_fn",
+     ["element 0"]),
+    ("RuntimeError: cholesky_cuda: For batch 6: U(1,1) is zero, singular U.", "numerics.cholesky_not_pd",
+     ["batch 6", "order 1"]),
+    ("RuntimeError: One of the differentiated Tensors does not require grad", "autograd.grad_input_no_grad",
+     ["torch.autograd.grad", "frozen parameter"]),
+    ("ValueError: too many dimensions 'str'", "dtype.tensor_from_strings", ["`str`", "label"]),
+    ("RuntimeError: Could not infer dtype of NoneType", "dtype.tensor_from_strings", ["`NoneType`", "None"]),
+    ("UserWarning: The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+     "won't be populated during autograd.backward().", "autograd.nonleaf_grad_access", ["not a leaf", "None"]),
+    ("RuntimeError: cannot register a hook on a tensor that doesn't require gradient", "autograd.hook_no_grad",
+     ["register_hook", "frozen parameter", "torch.no_grad()"]),
+])
+def test_round5_dtype_numerics_autograd_wordings_name_the_values(message, rule, values):
+    assert_names(explain_text(message), rule, values)
+
+
+@pytest.mark.parametrize("message", [
+    # a CUDA/CPU pair is a device problem; mixed devices never go to the dtype rule
+    "RuntimeError: Input type (CUDAFloatType) and weight type (CPUFloatType) should be the same",
+    # the dtype and device variants of the invalid-gradient check are not shape problems
+    "RuntimeError: Function CudnnConvolutionBackward returned an invalid gradient at index 1 - expected type "
+    "TensorOptions(dtype=float, device=cuda:0, layout=Strided, requires_grad=false) but got "
+    "TensorOptions(dtype=c10::Half, device=cuda:0, layout=Strided, requires_grad=false)",
+])
+def test_neighbours_of_the_round5_rules_are_not_claimed(message):
+    rule = explain_text(message).rule
+    assert rule not in ("dtype.conv_input_type", "autograd.invalid_gradient_shape"), rule

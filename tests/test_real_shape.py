@@ -85,6 +85,31 @@ CASES = [
      "shape.pool_output_size", ["max_pool3d or avg_pool3d"]),
     ("RuntimeError: Given groups=1, weight of size [64, 64, 1, 1], expected input[1, 32, 200, 320] to have 64 channels, "
      "but got 32 channels instead", "shape.conv_channels", ["64 input channels", "has 32 channels in dimension 1"]),
+    # round 5: index_put_ and boolean-mask shapes, scalar conversion, padding, indices
+    ("RuntimeError: shape mismatch: value tensor of shape [31564, 128] cannot be broadcast to indexing result of "
+     "shape [128, 31564]", "shape.index_put_shape", ["[31564, 128]", "[128, 31564]", "transposed"]),
+    (" shape mismatch: value tensor of shape [128, 4096] cannot be broadcast to indexing result of shape [0, 4096]",
+     "shape.index_put_shape", ["[128, 4096]", "[0, 4096]", "selected nothing"]),
+    ("IndexError: shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]",
+     "shape.index_put_shape", ["[2], [3]"]),
+    ("IndexError: The shape of the mask [845] at index 0 does not match the shape of the indexed tensor [5, 13, 13] "
+     "at index 0", "shape.mask_shape", ["[845]", "[5, 13, 13]", "flat mask"]),
+    ("IndexError: too many indices for tensor of dimension 1", "shape.too_many_indices", ["1 dimension", "vector"]),
+    ("IndexError: too many indices for tensor of dimension 0", "shape.too_many_indices", ["0-dim"]),
+    ("RuntimeError: Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+     "padding (0, 10416) at dimension 2 of input [1, 1, 5584]", "shape.reflect_pad_size",
+     ["(0, 10416)", "dimension 2", "[1, 1, 5584]"]),
+    ("RuntimeError: a Tensor with 6 elements cannot be converted to Scalar", "shape.scalar_conversion", ["6 elements"]),
+    ("ValueError: only one element tensors can be converted to Python scalars", "shape.scalar_conversion",
+     ["torch.stack"]),
+    ("RuntimeError: einsum(): subscript w has size 137 for operand 1 which does not broadcast with previously seen "
+     "size 321", "shape.einsum_operands", ["`w`", "321", "137", "operand 1"]),
+    ("RuntimeError: einsum(): the number of subscripts in the equation (2) does not match the number of dimensions "
+     "(1) for operand 1 and no ellipsis was given", "shape.einsum_operands", ["2 subscripts", "1 dimension", "squeeze"]),
+    ("RuntimeError: split_with_sizes expects split_sizes to sum exactly to 1 (input tensor's size at dimension 0), "
+     "but got split_sizes=[748]", "shape.split_sizes", ["[748]", "dimension 0", "size is 1"]),
+    ("RuntimeError: Trying to create tensor with negative dimension -2: [-2, 34, 3, 3]", "shape.negative_dimension",
+     ["[-2, 34, 3, 3]", "-2"]),
 ]
 
 
@@ -102,9 +127,12 @@ def test_pasted_message_is_explained_with_its_values(text, rule, values):
     "RuntimeError: CUDA error: device-side assert triggered",
     "IndexError: list index out of range",
     "RuntimeError: index out of range",
+    "ValueError: shape mismatch: value array of shape (136,) could not be broadcast to indexing result of shape (135,)",
+    "IndexError: too many indices for array: array is 1-dimensional, but 2 were indexed",
+    "TypeError: only size-1 arrays can be converted to Python scalars",
 ])
 def test_near_misses_are_not_claimed_by_the_new_shape_rules(text):
     new = {"shape.index_out_of_bounds", "shape.inplace_broadcast", "shape.conv_kernel_size",
            "shape.loss_spatial_target", "shape.attention_heads", "shape.loss_broadcast_warning",
-           "shape.embedding_index"}
+           "shape.embedding_index", "shape.index_put_shape", "shape.too_many_indices", "shape.scalar_conversion"}
     assert not any(d.rule in new for d in explain_stream(io.StringIO(text)))

@@ -2,6 +2,9 @@
 
 A probe receives a ProbeContext and returns Evidence, or None when it has nothing to say. Rules
 name the probes they use; an unknown name is a rule-load error. A probe never calls user code.
+
+Importing every probe module is on the crash path, so they keep module-level work small: patterns
+stay strings, compiled by `re` (and cached) the first time a probe runs.
 """
 
 from __future__ import annotations

@@ -16,10 +16,11 @@ from typing import Any
 from .._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, format_shape, innermost_user_frame,
                         is_module, is_tensor, module_repr, resolve, user_frames)
 from . import Evidence, ProbeContext, probe
-from .memory import MAX_ITEMS, Budget, grad_fn_of, walk_reachable
+from ._reach import MAX_ITEMS, Budget, walk_reachable
+from .memory import grad_fn_of
 
 MAX_SOURCE_LINES = 3_000
-_STRING_RE = re.compile(r"(['\"])(?:\\.|(?!\1).)*\1")
+_STRING_RE = r"(['\"])(?:\\.|(?!\1).)*\1"
 _AUGMENTED = {"Add": "+=", "Sub": "-=", "Mult": "*=", "Div": "/=", "FloorDiv": "//=", "Mod": "%=", "Pow": "**=",
               "MatMult": "@=", "BitAnd": "&=", "BitOr": "|=", "BitXor": "^="}
 MAX_HINTS = 3
@@ -156,13 +157,14 @@ def _source_spans(records: list[FrameRecord]) -> list[tuple[str, int, int]]:
 
 def _scan(spans: list[tuple[str, int, int]], pattern: re.Pattern[str]) -> list[tuple[str, int, str]]:
     hits = []
+    strings = re.compile(_STRING_RE)
     for filename, first, last in spans:
         for lineno in range(first, min(last, first + MAX_SOURCE_LINES) + 1):
             line = linecache.getline(filename, lineno)
             if not line:
                 break
             # Match code only: string literals and comments are blanked out, docstring lines skipped.
-            code = _STRING_RE.sub('""', line).split("#", 1)[0].strip()
+            code = strings.sub('""', line).split("#", 1)[0].strip()
             if not code or code.startswith(('""', "''")):
                 continue
             if pattern.search(code):

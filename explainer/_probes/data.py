@@ -12,15 +12,16 @@ from .._inspect import (MISSING, FrameRecord, child_modules, describe_module, de
                         find_local_instance, format_shape, innermost_user_frame, is_module, is_tensor, module_frames,
                         module_repr, name_module, resolve_text, safe_getattr)
 from . import Evidence, ProbeContext, probe
+from ._operands import submodule
 
 MAX_KEYS_SHOWN = 8
 MAX_SCAN_NUMEL = 10_000_000
 MAX_TENSORS_SCANNED = 200
 
-STATE_DICT_KEYS_RE = re.compile(r'(Missing|Unexpected) key\(s\) in state_dict: ((?:"[^"]*"(?:, )?)+)')
-KEY_RE = re.compile(r'"([^"]*)"')
-PARAM_INDICES_RE = re.compile(r"Parameter indices which did not receive grad for rank (\d+): ([\d ]+)")
-KILLED_RE = re.compile(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<signal>[^.]+)\.")
+STATE_DICT_KEYS_RE = r'(Missing|Unexpected) key\(s\) in state_dict: ((?:"[^"]*"(?:, )?)+)'
+KEY_RE = r'"([^"]*)"'
+PARAM_INDICES_RE = r"Parameter indices which did not receive grad for rank (\d+): ([\d ]+)"
+KILLED_RE = r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<signal>[^.]+)\."
 
 
 def _message(exc: BaseException | None) -> str:
@@ -48,8 +49,8 @@ def _shown(keys: list[str]) -> str:
 def parse_state_dict_keys(message: str) -> tuple[list[str], list[str]]:
     missing: list[str] = []
     unexpected: list[str] = []
-    for kind, keys in STATE_DICT_KEYS_RE.findall(message):
-        (missing if kind == "Missing" else unexpected).extend(KEY_RE.findall(keys))
+    for kind, keys in re.findall(STATE_DICT_KEYS_RE, message):
+        (missing if kind == "Missing" else unexpected).extend(re.findall(KEY_RE, keys))
     return missing, unexpected
 
 
@@ -113,8 +114,8 @@ def state_dict_keys(ctx: ProbeContext) -> Evidence | None:
                                           "key_prefix", "prefix_side", "renamed_from", "renamed_to"), live=False)
 def state_dict_key_lists(ctx: ProbeContext) -> Evidence | None:
     """The same key analysis as state_dict_keys, from the key lists a pattern captured (a pasted message)."""
-    missing = KEY_RE.findall(str(ctx.facts.get("missing_list", "")))
-    unexpected = KEY_RE.findall(str(ctx.facts.get("unexpected_list", "")))
+    missing = re.findall(KEY_RE, str(ctx.facts.get("missing_list", "")))
+    unexpected = re.findall(KEY_RE, str(ctx.facts.get("unexpected_list", "")))
     if not missing and not unexpected:
         return None
     return Evidence(_key_analysis(missing, unexpected))
@@ -269,7 +270,7 @@ def worker_exit_cause(ctx: ProbeContext) -> Evidence | None:
     """The signal that killed the worker, from the exception or the one it was raised from."""
     exc, hops = ctx.exception, 0
     while exc is not None and hops < 5:
-        found = KILLED_RE.search(_message(exc))
+        found = re.search(KILLED_RE, _message(exc))
         if found:
             return Evidence({"signal": found.group("signal"), "pid": int(found.group("pid"))})
         exc, hops = exc.__cause__ or exc.__context__, hops + 1
@@ -281,7 +282,7 @@ def worker_exit_cause(ctx: ProbeContext) -> Evidence | None:
 @probe("ddp_unused", provides=("unused_parameters", "unused_modules", "ddp_name"))
 def ddp_unused(ctx: ProbeContext) -> Evidence | None:
     """Parameter names (and their modules) behind DDP's 'Parameter indices which did not receive grad'."""
-    found = PARAM_INDICES_RE.search(_message(ctx.exception))
+    found = re.search(PARAM_INDICES_RE, _message(ctx.exception))
     if not found:
         return None
     indices = [int(i) for i in found.group(2).split()]
@@ -299,19 +300,10 @@ def ddp_unused(ctx: ProbeContext) -> Evidence | None:
         owners = list(dict.fromkeys(n.rsplit(".", 1)[0] if "." in n else "(root)" for n in names))
         ddp_name = name_module(module, ctx.records) or "the DDP model"
         facts = {"unused_parameters": _shown(names), "unused_modules": _shown(owners), "ddp_name": ddp_name}
-        culprits = [describe_module(f"{ddp_name}.module.{owner}", _submodule(wrapped, owner))
-                    for owner in owners[:MAX_KEYS_SHOWN] if _submodule(wrapped, owner) is not None]
+        culprits = [describe_module(f"{ddp_name}.module.{owner}", submodule(wrapped, owner))
+                    for owner in owners[:MAX_KEYS_SHOWN] if submodule(wrapped, owner) is not None]
         return Evidence(facts, culprits)
     return None
-
-
-def _submodule(root: Any, path: str) -> Any:
-    current = root
-    for part in path.split("."):
-        current = child_modules(current).get(part)
-        if current is None:
-            return None
-    return current
 
 
 # --- NaN and Inf ------------------------------------------------------------------------------

@@ -21,8 +21,8 @@ MAX_TENSORS = 400  # per module walk: enough for any layer, bounded for a large 
 MAX_CULPRITS = 12
 MAX_SOURCE_LINES = 400
 # Factories that put a new tensor on the default device unless `device=` is given.
-FACTORY_RE = re.compile(r"\btorch\.(zeros|ones|empty|full|rand|randn|randint|randperm|arange|linspace|"
-                        r"logspace|eye|tensor|as_tensor|from_numpy|Tensor|FloatTensor|LongTensor)\s*\(")
+FACTORY_RE = (r"\btorch\.(zeros|ones|empty|full|rand|randn|randint|randperm|arange|linspace|"
+              r"logspace|eye|tensor|as_tensor|from_numpy|Tensor|FloatTensor|LongTensor)\s*\(")
 
 
 @dataclass
@@ -57,29 +57,42 @@ def module_tensors(module: Any, prefix: str, container: str | None = None) -> li
     seen = {id(module)}
     while queue and len(found) < MAX_TENSORS:
         path, current, inside = queue.pop(0)
-        for table, kind in (("_parameters", "parameter"), ("_buffers", "buffer")):
-            for key, value in list(_table(current, table).items()):
-                if value is not None and is_tensor(value):
-                    found.append(Holding(f"{path}.{key}", value, kind, path, inside))
-        for key, value in list(_dict(current).items()):
-            if key.startswith("_"):
-                continue
-            if is_tensor(value):
-                found.append(Holding(f"{path}.{key}", value, "attribute", path, inside))
-            elif isinstance(value, (list, tuple)):
-                for i, item in enumerate(value[:64]):
-                    if is_module(item) and id(item) not in seen:
-                        seen.add(id(item))
-                        queue.append((f"{path}.{key}[{i}]", item, f"{path}.{key}"))
-            elif isinstance(value, dict):
-                for item_key, item in list(value.items())[:64]:
-                    if is_module(item) and id(item) not in seen:
-                        seen.add(id(item))
-                        queue.append((f"{path}.{key}[{item_key!r}]", item, f"{path}.{key}"))
-        for key, child in list(child_modules(current).items()):
-            if child is not None and id(child) not in seen:
-                seen.add(id(child))
-                queue.append((f"{path}.{key}", child, inside))
+        found += _own_tensors(current, path, inside)
+        children = [(f"{path}.{key}", child, inside) for key, child in list(child_modules(current).items())
+                    if child is not None]
+        for entry in _listed_modules(current, path) + children:
+            if id(entry[1]) not in seen:
+                seen.add(id(entry[1]))
+                queue.append(entry)
+    return found
+
+
+def _own_tensors(module: Any, path: str, inside: str | None) -> list[Holding]:
+    """module's own parameters, buffers and plain tensor attributes (not its submodules')."""
+    found = []
+    for table, kind in (("_parameters", "parameter"), ("_buffers", "buffer")):
+        for key, value in list(_table(module, table).items()):
+            if value is not None and is_tensor(value):
+                found.append(Holding(f"{path}.{key}", value, kind, path, inside))
+    for key, value in list(_dict(module).items()):
+        if not key.startswith("_") and is_tensor(value):
+            found.append(Holding(f"{path}.{key}", value, "attribute", path, inside))
+    return found
+
+
+def _listed_modules(module: Any, path: str) -> list[tuple[str, Any, str]]:
+    """Modules kept in plain list, tuple or dict attributes of module: (path, module, the container's path)."""
+    found = []
+    for key, value in list(_dict(module).items()):
+        if key.startswith("_"):
+            continue
+        if isinstance(value, (list, tuple)):
+            items = [(f"[{i}]", item) for i, item in enumerate(value[:64])]
+        elif isinstance(value, dict):
+            items = [(f"[{item_key!r}]", item) for item_key, item in list(value.items())[:64]]
+        else:
+            continue
+        found += [(f"{path}.{key}{index}", item, f"{path}.{key}") for index, item in items if is_module(item)]
     return found
 
 
@@ -141,67 +154,84 @@ def line_names(record: FrameRecord) -> list[tuple[str, Any]]:
     return found
 
 
+# Argument names under which a module's forward holds its input tensors.
+_MODULE_INPUTS = ("input", "x", "hx", "query", "target")
+
+
 def gather(ctx: ProbeContext) -> tuple[list[Holding], list[Holding], Any]:
     """(tensors the failing operation touched, registered tensors of the user's root model, failing module)."""
-    holdings: dict[int, Holding] = {}
-
-    def add(item: Holding) -> None:
-        holdings.setdefault(id(item.tensor), item)
-
     user = innermost_user_frame(ctx.records)
     expr = failing_expression(user) if user is not None else None
     called_module = None
-    if expr is not None:
-        if expr.callee is not None and is_module(expr.callee.value):
-            called_module = expr.callee.value
-        for operand in expr.operands:
-            if is_tensor(operand.value):
-                add(Holding(operand.text, operand.value, "operand"))
+    if expr is not None and expr.callee is not None and is_module(expr.callee.value):
+        called_module = expr.callee.value
     frames = module_frames(ctx.records)
     failing_module = frames[-1][1] if frames else called_module
-    # The module whose forward raised, and every module frame in between, with their inputs.
-    for record, module in reversed(frames):
-        for key in ("input", "x", "hx", "query", "target"):
+    holdings: dict[int, Holding] = {}
+    for item in _operand_holdings(expr) + _module_inputs(frames, ctx.records) + _line_holdings(user):
+        holdings.setdefault(id(item.tensor), item)
+    registered, by_id = _registered(module_roots(ctx.records))
+    for module in {id(m): m for m in [failing_module, called_module] if m is not None}.values():
+        prefix = name_module(module, ctx.records) or type(module).__name__
+        for item in module_tensors(module, prefix):
+            holdings.setdefault(id(item.tensor), by_id.get(id(item.tensor), item))
+    _prefer_model_names(holdings, by_id, ctx.records)
+    return list(holdings.values())[:MAX_TENSORS], registered, failing_module
+
+
+def _operand_holdings(expr) -> list[Holding]:
+    return [Holding(op.text, op.value, "operand") for op in (expr.operands if expr is not None else [])
+            if is_tensor(op.value)]
+
+
+def _module_inputs(frames: list[tuple[FrameRecord, Any]], records: list[FrameRecord]) -> list[Holding]:
+    """The inputs of the module whose forward raised, and of every module frame in between."""
+    found = []
+    for record, _ in reversed(frames):
+        for key in _MODULE_INPUTS:
             value = record.locals.get(key, MISSING) if isinstance(record.locals, dict) else MISSING
             if is_tensor(value):
-                name, _ = outermost_binding(value, ctx.records)
+                name, _ = outermost_binding(value, records)
                 # torch creates some of these itself (an RNN's zero hx): only the user's own count.
                 if name is not None or key == "input":
-                    add(Holding(name or key, value, "operand"))
-    if user is not None:
-        for text, value in line_names(user):
-            if is_tensor(value):
-                add(Holding(text, value, "local"))
-    roots = list(module_roots(ctx.records))
-    registered: list[Holding] = []
+                    found.append(Holding(name or key, value, "operand"))
+    return found
+
+
+def _line_holdings(user: FrameRecord | None) -> list[Holding]:
+    if user is None:
+        return []
+    return [Holding(text, value, "local") for text, value in line_names(user) if is_tensor(value)]
+
+
+def _registered(roots) -> tuple[list[Holding], dict[int, Holding]]:
+    """The registered tensors of each distinct root model, in a list and by tensor id."""
     named_roots: list[tuple[str, Any]] = []
     for root_name, root in roots:
-        if any(root is other for _, other in named_roots):
-            continue
-        named_roots.append((root_name, root))
+        if not any(root is other for _, other in named_roots):
+            named_roots.append((root_name, root))
     # Prefer the outermost name ('model' over 'self') for the same object.
+    registered: list[Holding] = []
     by_id: dict[int, Holding] = {}
     for root_name, root in named_roots:
         for item in module_tensors(root, root_name):
             if id(item.tensor) not in by_id:
                 by_id[id(item.tensor)] = item
                 registered.append(item)
-    for module in {id(m): m for m in [failing_module, called_module] if m is not None}.values():
-        path = name_module(module, ctx.records)
-        prefix = path or type(module).__name__
-        for item in module_tensors(module, prefix):
-            add(by_id.get(id(item.tensor), item))
-    # A tensor the model holds is named by the model's path ('model.head.scale', not 'self.scale'), which
-    # also tells a plain attribute or a module in a plain list from a registered parameter.
+    return registered, by_id
+
+
+def _prefer_model_names(holdings: dict[int, Holding], by_id: dict[int, Holding], records: list[FrameRecord]) -> None:
+    """A tensor the model holds is named by the model's path ('model.head.scale', not 'self.scale'), which
+    also tells a plain attribute or a module in a plain list from a registered parameter."""
     for key, item in list(holdings.items()):
         better = by_id.get(key)
         if better is not None:
             holdings[key] = better
         elif item.kind in ("operand", "local"):
-            outer, _ = outermost_binding(item.tensor, ctx.records)
+            outer, _ = outermost_binding(item.tensor, records)
             if outer is not None and outer != item.name:
                 holdings[key] = Holding(outer, item.tensor, item.kind)
-    return list(holdings.values())[:MAX_TENSORS], registered, failing_module
 
 
 def _device(tensor: Any) -> str:
@@ -253,7 +283,7 @@ def explain_odd(item: Holding, ref_device: str, touched: list[Holding], ctx: Pro
     in_forward = record is not None and isinstance(record.locals, dict) and is_module(record.locals.get("self"))
     if name is not None and record is not None and in_forward:
         created = assignment(record, name)
-        if created is not None and FACTORY_RE.search(created[1]) and "device=" not in created[1]:
+        if created is not None and re.search(FACTORY_RE, created[1]) and "device=" not in created[1]:
             lineno, code = created
             # Prefer forward's own argument (`x.device`) among the frame's tensors already on the right device.
             code_obj = record.frame.f_code
@@ -311,7 +341,7 @@ def device_operands(ctx: ProbeContext) -> Evidence | None:
     return Evidence(facts, culprits)
 
 
-CUDA_CALL_RE = re.compile(r"""\.cuda\(\s*(\d*)\s*\)|["']cuda(?::(\d+))?["']|torch\.cuda\.set_device\(\s*(\d*)""")
+CUDA_CALL_RE = r"""\.cuda\(\s*(\d*)\s*\)|["']cuda(?::(\d+))?["']|torch\.cuda\.set_device\(\s*(\d*)"""
 
 
 @probe("cuda_request", provides=("cuda_call", "cuda_line", "requested_index", "torch_version"))
@@ -322,7 +352,7 @@ def cuda_request(ctx: ProbeContext) -> Evidence | None:
     if torch is not None:
         facts["torch_version"] = str(torch.__version__)
     for record in reversed(user_frames(ctx.records)):
-        found = CUDA_CALL_RE.search(record.code)
+        found = re.search(CUDA_CALL_RE, record.code)
         if found is None:
             continue
         facts.update({"cuda_call": found.group(0), "cuda_line": record.lineno})

@@ -7,7 +7,8 @@ from typing import Any
 
 from .._inspect import describe_module, find_local_instance, is_module, module_repr, safe_getattr
 from . import Evidence, ProbeContext, probe
-from .data import _submodule, named_parameters
+from ._operands import submodule
+from .data import named_parameters
 
 LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 
@@ -50,7 +51,7 @@ def ddp_ready_twice_param(ctx: ProbeContext) -> Evidence | None:
             name = facts["param_name"] = trainable[index]
     if is_module(wrapped) and isinstance(name, str) and "." in name:
         owner_path = name.rsplit(".", 1)[0]
-        owner = _submodule(wrapped, owner_path)
+        owner = submodule(wrapped, owner_path)
         if owner is not None:
             facts["owner_module"] = f"{ddp_name}.module.{owner_path}"
             facts["owner_repr"] = module_repr(owner)

@@ -1,0 +1,37 @@
+"""Probes for LayerNorm and BatchNorm: the layer, its input and the size that would fit."""
+
+from __future__ import annotations
+
+from .._inspect import MISSING
+from . import Evidence, ProbeContext, probe
+from ._operands import ints_in, join_dims, module_and_input, shape_of
+
+
+@probe("layer_norm_fix", provides=("norm_fix", "norm_tail"), live=False)
+def layer_norm_fix(ctx: ProbeContext) -> Evidence | None:
+    """The normalized_shape the message's input would need: its last len(normalized_shape) sizes."""
+    normalized, size = ints_in(ctx.facts.get("normalized_shape", "")), ints_in(ctx.facts.get("input_size", ""))
+    if not normalized or len(size) < len(normalized):
+        return None
+    tail = size[-len(normalized):]
+    arg = str(tail[0]) if len(tail) == 1 else repr(tail)
+    return Evidence({"norm_fix": f"nn.LayerNorm({arg})", "norm_tail": join_dims(tail)})
+
+
+@probe("layer_norm_operands", provides=("module", "module_repr", "input_name", "input_shape"))
+def layer_norm_operands(ctx: ProbeContext) -> Evidence | None:
+    """The nn.LayerNorm that refused its input, and that input."""
+    facts, culprits, module, _ = module_and_input(ctx, "LayerNorm")
+    return Evidence(facts, culprits) if module is not None else None
+
+
+@probe("batchnorm_operands", provides=("module", "module_repr", "input_name", "input_shape", "bn_fix"))
+def batchnorm_operands(ctx: ProbeContext) -> Evidence | None:
+    """The BatchNorm whose num_features differs from its input's channels (dimension 1)."""
+    facts, culprits, module, value = module_and_input(ctx, "_NormBase")
+    if module is None:
+        return None
+    shape = shape_of(value) if value is not MISSING else []
+    if len(shape) >= 2:
+        facts["bn_fix"] = f"nn.{type(module).__name__}({shape[1]})"
+    return Evidence(facts, culprits)

@@ -1,0 +1,46 @@
+"""Shape probes: nn.Linear / F.linear, `a @ b`, bmm and mm. Each fixture raises a real torch error."""
+
+from __future__ import annotations
+
+from probe_helpers import culprit, explain_fixture, has_fix
+
+
+def test_linear_in_features_names_the_nested_layer():
+    d = explain_fixture("linear_in_features")
+    assert d.rule == "shape.matmul"
+    assert culprit(d, "model.encoder.fc")["kind"] == "module"
+    assert culprit(d, "x")["shape"] == [32, 512]
+    assert d.facts["got_features"] == 512 and d.facts["in_features"] == 256
+    assert has_fix(d, "model.encoder.fc = nn.Linear(512, 10)")
+
+
+def test_bmm_attention_scores_suggest_transposing_the_keys():
+    d = explain_fixture("attention_scores")
+    assert d.rule == "shape.bmm"
+    assert culprit(d, "q")["shape"] == [2, 4, 8] and culprit(d, "k")["shape"] == [2, 4, 8]
+    assert (d.facts["inner"], d.facts["got_inner"]) == (8, 4)
+    assert d.fixes[0].startswith("Use `q @ k.transpose(-2, -1)` -> (2, 4, 4)")
+
+
+def test_matmul_text_fix_gives_way_to_the_live_one():
+    d = explain_fixture("linear_in_features")
+    assert d.fixes[0] == ("If 512 features is what x should have, build the layer for it: "
+                          "`model.encoder.fc = nn.Linear(512, 10)`.")
+    assert sum("nn.Linear(512, 10)" in fix for fix in d.fixes) == 1
+
+
+def test_mm_rank_names_the_operand_that_is_not_a_matrix():
+    d = explain_fixture("mm_rank")
+    assert d.rule == "shape.mm_rank"
+    assert d.facts["operand"] == "mat2" and "mat2" in d.summary
+
+
+def test_mm_rank_names_the_vector_and_the_unsqueeze_that_makes_it_a_matrix():
+    d = explain_fixture("mm_rank")
+    assert "weight (16,)" in d.summary and d.facts["bad_rank"] == 1
+    assert has_fix(d, "`weight.unsqueeze(1)` -> (16, 1)")
+    d = explain_fixture("mm_rank_self")
+    assert d.rule == "shape.mm_rank" and d.facts["operand"] == "self"
+    assert "sample (16,)" in d.summary
+    assert has_fix(d, "`sample.unsqueeze(0)` -> (1, 16)")
+    assert not has_fix(d, "torch.bmm")   # a vector, not a batch

@@ -1,0 +1,74 @@
+"""The live scenario suite (fixtures/scenarios/): well formed, each script fails where it says, and the
+diagnoses name the culprits at least as often as recorded in benchmarks/culprits.json."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections import Counter
+
+import pytest
+
+from conftest import ROOT
+from explainer._diagnosis import CATEGORIES, Diagnosis, Location
+
+_spec = importlib.util.spec_from_file_location("culprits_benchmark", ROOT / "benchmarks" / "culprits.py")
+culprits = sys.modules["culprits_benchmark"] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(culprits)
+
+SCENARIOS = culprits.load_scenarios()
+FAMILIES = {"shape", "device", "dtype", "autograd", "data", "memory", "distributed", "numerics", "other"}
+
+
+def test_suite_is_large_varied_and_well_formed():
+    assert len(SCENARIOS) >= 90
+    per_family = Counter(s.family for s in SCENARIOS)
+    assert set(per_family) == FAMILIES, f"families on disk: {sorted(per_family)}"
+    assert min(per_family.values()) >= 3, f"a family with fewer than 3 scripts: {per_family}"
+    for scenario in SCENARIOS:
+        assert set(scenario.categories) <= set(CATEGORIES), f"{scenario.name}: unknown category {scenario.categories}"
+        assert scenario.culprits, f"{scenario.name}: no expected culprit"
+
+
+def test_names_are_whole_names():
+    prose = "Strip the prefix `module.` from the keys (module.fc.weight); x of shape (2, 3); use model.module.k"
+    assert culprits.name_named("module.", [], prose)
+    assert not culprits.name_named("module.", [], "unexpected key module.fc.weight")  # a key, not the prefix
+    assert culprits.name_named("model.module", [], prose)
+    assert not culprits.name_named("x", [], prose)  # a one-letter name counts only as a culprit's name
+    assert culprits.name_named("x", ["x"], "")
+    assert not culprits.name_named("model.fc", ["model.fc2"], "model.fc2 got 512")
+
+
+def test_a_diagnosis_is_judged_on_every_field():
+    scenario = next(s for s in SCENARIOS if s.name == "shape/sequential_conv_channels")
+    right = Diagnosis(rule="shape.conv_channels", category="shape", title="", summary="features.4 got 64 channels, "
+                      "not 128, from model.features.2", location=Location(str(scenario.path), scenario.line),
+                      culprits=[{"name": "model.features.4"}])
+    assert culprits.missing_fields(scenario, right) == {}
+    wrong = Diagnosis(rule="shape.matmul", category="dtype", title="", summary="channels differ",
+                      location=Location(str(scenario.path), scenario.line + 1), culprits=[{"name": "x"}])
+    assert set(culprits.missing_fields(scenario, wrong)) == {"category", "location", "culprits", "values"}
+
+
+@pytest.fixture(scope="module")
+def results():
+    sys.path.insert(0, str(ROOT))
+    return [culprits.judge(s) for s in SCENARIOS]
+
+
+def test_each_script_fails_on_its_marked_line(results):
+    broken = [f"{r.scenario.name}: {r.error}" for r in results if r.raised_at is None]
+    assert not broken, "scenarios that no longer fail where they say:\n" + "\n".join(broken)
+
+
+def test_figures_do_not_drop_below_the_recorded_ones(results):
+    recorded = json.loads(culprits.RECORD.read_text())
+    now = culprits.summarise(results)
+    detail = "\n" + culprits.table(results) + "\n" + culprits.listing(results)
+    assert now["scenarios"] >= recorded["scenarios"], "scenarios were removed" + detail
+    assert now["culprits_named"] >= recorded["culprits_named"], \
+        f"every culprit named fell below {recorded['culprits_named']}%" + detail
+    assert now["all_fields"] >= recorded["all_fields"], \
+        f"every field right fell below {recorded['all_fields']}%" + detail
