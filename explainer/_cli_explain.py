@@ -11,6 +11,7 @@ from ._diagnosis import Diagnosis
 from ._explain import explain_text, rerender
 from ._logscan import FoundError, dedupe_key, scan_blocks
 from ._render import add_format_argument, render_json, render_text, use_colour
+from ._textframes import looks_like_library_path
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
@@ -179,14 +180,22 @@ def _is_consequence(diagnosis: Diagnosis) -> bool:
 
 def _note_raising_frame(diagnosis: Diagnosis, found) -> None:
     """A pasted traceback's innermost frame (often torch's: `return F.conv2d(...)`), when it is not the
-    user's line already shown as the location: it names the operation that failed."""
+    user's line already shown as the location: it names the operation that failed. Between the two, the
+    innermost frame of a library (transformers' `self.scaler.step(...)`): the call that led into torch."""
     if not found.frames:
         return
+    shown = {(where.file, where.line)} if (where := diagnosis.location) is not None else set()
     frame = found.frames[-1]
-    where = diagnosis.location
-    if where is not None and (where.file, where.line) == (frame.file, frame.line):
-        return
-    diagnosis.facts["raised_in"] = {"file": frame.file, "line": frame.line, "function": frame.func, "code": frame.code}
+    if (frame.file, frame.line) not in shown:
+        diagnosis.facts["raised_in"] = _frame_fact(frame)
+        shown.add((frame.file, frame.line))
+    via = next((f for f in reversed(found.frames) if looks_like_library_path(f.file)), None)
+    if via is not None and (via.file, via.line) not in shown and via.code:
+        diagnosis.facts["called_via"] = _frame_fact(via)
+
+
+def _frame_fact(frame) -> dict:
+    return {"file": frame.file, "line": frame.line, "function": frame.func, "code": frame.code}
 
 
 def _merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import re
 import time
 import traceback
 from types import TracebackType
@@ -190,6 +191,25 @@ def _not_pytorch(found: Match, text: str, location: Location | None) -> Diagnosi
                      location=location, fixes=fixes, runbook=runbook_url(found.rule.id), facts=dict(found.groups))
 
 
+# Where in torch's C++ the error was raised: "Exception raised from mark_variable_ready at
+# .../torch/csrc/distributed/c10d/reducer.cpp:453 (most recent call first)", or a warning's
+# "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)".
+TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>\w+) at |\(Triggered internally at )"
+                             r"(?P<path>[^\s()]+?\.(?:cpp|cu|cuh|h|hpp|c)):(?P<line>\d+)")
+TORCH_TREE_RE = re.compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
+
+
+def torch_source(text: str) -> dict[str, Any] | None:
+    """The C++ source file and line (and function) of torch that raised, as the message names them."""
+    found = TORCH_SOURCE_RE.search(text)
+    if found is None:
+        return None
+    path = found.group("path").replace("\\", "/")
+    tree = TORCH_TREE_RE.search(path)
+    return {"file": tree.group(1) if tree else path.rsplit("/", 1)[-1], "line": int(found.group("line")),
+            "function": found.group("function") or "", "code": ""}
+
+
 def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseException | None,
               extra_facts: dict[str, Any] | None = None, location: Location | None = None) -> Diagnosis:
     rule = found.rule
@@ -204,6 +224,9 @@ def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseExce
         facts.update(evidence.facts)
         culprits = evidence.culprits
         location = evidence.location or location
+    source = torch_source(text)
+    if source is not None:
+        facts.setdefault("torch_source", source)
     summary, fixes = _render_texts(rule, text, facts)
     diagnosis = Diagnosis(rule=rule.id, category=rule.category, title=rule.title, summary=summary, error=text,
                           location=location, culprits=culprits, fixes=fixes, runbook=runbook_url(rule.id),

@@ -95,7 +95,8 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
     rank = _rank_line(diagnosis.facts.get("process"))
     if rank:
         rows.append(_Row([("  ", None)], [(rank, "dim")]))
-    for key, label in (("raised_in", "raised in "), ("reraised_at", "re-raised in the parent process at ")):
+    for key, label in (("called_via", "via "), ("raised_in", "raised in "),
+                       ("reraised_at", "re-raised in the parent process at "), ("torch_source", "in torch's C++ at ")):
         frame = diagnosis.facts.get(key)
         if isinstance(frame, dict):
             code = f"   {frame.get('code')}" if frame.get("code") else ""

@@ -15,6 +15,7 @@ import pytest
 from explainer._cli_explain import explain_stream
 from explainer._explain import exception_text
 from explainer._logscan import dedupe_key, scan
+from explainer._render import render_text
 
 from conftest import ROOT, raise_fixture, run_explainer
 
@@ -379,3 +380,22 @@ def test_a_kernel_assertion_pasted_as_inline_code_without_its_backticks_is_still
     diagnoses = explain_stream(io.StringIO(text))
     assert [d.rule for d in diagnoses] == ["device.device_assert"]
     assert "ClassNLLCriterion" in diagnoses[0].summary and diagnoses[0].location.code == "loss.backward()"
+
+
+def test_the_library_call_that_led_into_torch_is_named_between_the_users_line_and_torchs():
+    diagnosis = explain_stream(io.StringIO(_corpus_message("https://github.com/huggingface/blog/issues/143")))[0]
+    assert diagnosis.location.code == "trainer.train()"
+    assert diagnosis.facts["raised_in"]["file"].endswith("torch/cuda/amp/grad_scaler.py")
+    via = diagnosis.facts["called_via"]
+    assert via["file"].endswith("transformers/trainer.py") and via["code"] == "self.scaler.step(self.optimizer)"
+    text = render_text(diagnosis)
+    assert text.index("at /media/") < text.index("via ") < text.index("raised in ")
+
+
+def test_where_torchs_cpp_raised_is_named_from_the_exception_raised_from_line():
+    text = _corpus_message("https://github.com/huggingface/transformers/issues/7160")
+    diagnosis = explain_stream(io.StringIO(text))[0]
+    assert diagnosis.facts["torch_source"] == {"file": "torch/csrc/distributed/c10d/reducer.cpp", "line": 453,
+                                               "function": "mark_variable_ready", "code": ""}
+    assert "in torch's C++ at torch/csrc/distributed/c10d/reducer.cpp:453 in mark_variable_ready" in \
+        render_text(diagnosis)
