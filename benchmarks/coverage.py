@@ -1,7 +1,7 @@
 """How much of the real world the rule base explains: the corpus of real messages in fixtures/real/.
 
     python benchmarks/coverage.py             # per family: explained / wrong / unexplained, tuning split
-    python benchmarks/coverage.py --holdout   # the same for the held-out round (look at it rarely)
+    python benchmarks/coverage.py --holdout   # the same for the held-out rounds (look at it rarely)
     python benchmarks/coverage.py --list unexplained|wrong|partial   # the messages behind a number
     python benchmarks/coverage.py --record    # write the floor that tests/test_coverage.py enforces
     python benchmarks/coverage.py --readme    # write the figures into the README
@@ -40,6 +40,7 @@ ROUNDS = CORPUS / "rounds.yaml"
 RECORD = Path(__file__).resolve().parent / "coverage.json"
 OUTCOMES = ("explained", "partial", "wrong", "unexplained")
 INTEGER_RE = re.compile(r"\d+")
+DECIMAL_RE = re.compile(r"\d+\.\d+")
 
 
 @dataclass
@@ -100,7 +101,11 @@ def _flatten(text: str) -> str:
 
 
 def value_named(value: str, said: str) -> bool:
-    """A size is named when its numbers appear in order (`3 x 3` is `(3, 3)`); other values as text."""
+    """A size is named when its numbers appear in order (`3 x 3` is `(3, 3)`); a lone decimal when a stated
+    number rounds to it (`372.5` for `372.53`); other values as text."""
+    if DECIMAL_RE.fullmatch(value.strip()):
+        places = len(value.strip().split(".")[1])
+        return any(round(float(n), places) == float(value) for n in DECIMAL_RE.findall(said))
     numbers = INTEGER_RE.findall(value)
     if numbers and not re.search(r"[A-Za-z_]{3,}", value):
         found = INTEGER_RE.findall(said)
@@ -116,7 +121,8 @@ def what_was_said(diagnosis) -> str:
     places += [diagnosis.facts[k] for k in ("raised_in", "called_via", "reraised_at", "torch_source")
                if isinstance(diagnosis.facts.get(k), dict)]
     where = " ".join(f"{p['file']}:{p['line']} in {p.get('function', '')} {p['code']}" for p in places)
-    return " ".join([diagnosis.title, diagnosis.summary, where, *diagnosis.fixes, culprits])
+    node = f"in ComfyUI node {diagnosis.facts['comfyui_node']}" if diagnosis.facts.get("comfyui_node") else ""
+    return " ".join([diagnosis.title, diagnosis.summary, where, node, *diagnosis.fixes, culprits])
 
 
 def judge(entry: Entry) -> Result:
@@ -201,7 +207,7 @@ def readme_section(results: list[Result]) -> str:
     held = [r for r in results if r.entry.held_out]
     tuning = [r for r in results if not r.entry.held_out]
     open_rounds = ", ".join(str(r["round"]) for r in rounds if not r.get("held_out"))
-    held_round = next((r for r in rounds if r.get("held_out")), None)
+    held_rounds = [r for r in rounds if r.get("held_out")]
     lines = [
         f"`fixtures/real/` holds {len(results)} messages copied verbatim from public GitHub threads, each with "
         "its URL, the family a person read from the thread, and the values a good explanation repeats (sizes, "
@@ -222,9 +228,10 @@ def readme_section(results: list[Result]) -> str:
         "| --- | --- | --- | --- | --- | --- |",
         figures_row(f"rounds {open_rounds} (rules written from them)", summarise(tuning)),
     ]
-    if held_round is not None:
-        label = "held out, partly seen" if held_round.get("seen") else "held out, never seen"
-        lines.append(figures_row(f"round {held_round['round']} ({label})", summarise(held)))
+    if held_rounds:
+        label = "held out, partly seen" if any(r.get("seen") for r in held_rounds) else "held out, never seen"
+        names = ", ".join(str(r["round"]) for r in held_rounds)
+        lines.append(figures_row(f"round{'s' * (len(held_rounds) > 1)} {names} ({label})", summarise(held)))
     lines += [figures_row("all", summarise(results)), "", "Each round when it was first judged:", ""]
     lines += [f"- round {r['round']}: {r['measured']}" + (f"; {r['seen']}" if r.get("seen") else "")
               for r in rounds if r.get("measured")]
@@ -244,7 +251,7 @@ def write_readme(results: list[Result]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--holdout", action="store_true", help="the held-out round instead of the tuning split")
+    parser.add_argument("--holdout", action="store_true", help="the held-out rounds instead of the tuning split")
     parser.add_argument("--all", action="store_true", help="every round")
     parser.add_argument("--readme", action="store_true", help="write the figures into the README")
     parser.add_argument("--list", choices=OUTCOMES, help="print the messages with this outcome")
@@ -253,7 +260,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT))
     results = judge_all(load_corpus())
     chosen = results if args.all else [r for r in results if r.entry.held_out == args.holdout]
-    print(f"== {'all rounds' if args.all else 'held-out round' if args.holdout else 'tuning split'}")
+    print(f"== {'all rounds' if args.all else 'held-out rounds' if args.holdout else 'tuning split'}")
     print(table(chosen))
     if args.list:
         print()

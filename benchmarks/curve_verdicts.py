@@ -2,6 +2,8 @@
 
     python benchmarks/curve_verdicts.py                      # 150 tuning + 150 held-out runs (cached)
     python benchmarks/curve_verdicts.py --count 20           # a quick look
+    python benchmarks/curve_verdicts.py --split tuning       # while tuning: the held-out split stays unseen
+    python benchmarks/curve_verdicts.py --readme             # both splits, and their row in README.md
 
 Every curve is a small model trained now (fixtures/curves/generate.py: `scenario`, `run_scenario`), 50 to
 5,000 steps, with varied batch size (noise), logging and validation frequency, validation-set size, and
@@ -71,24 +73,60 @@ def report(name: str, result: dict) -> None:
         print("  confusions (label -> verdict): " + ", ".join(f"{t}->{p} {v}" for (t, p), v in sorted(wrong.items())))
 
 
+README_ROW = "| `python benchmarks/curve_verdicts.py` "  # the README's row for this benchmark starts so
+
+
+def readme_row(results: dict, lengths: list[int]) -> str:
+    """The README's table row, from this run: both splits."""
+    def cell(result: dict) -> str:
+        unstable = result["per"]["unstable"]
+        return (f"macro-F1 {result['macro_f1']:.3f}, unstable recall {unstable['recall']:.2f}, "
+                f"healthy called overfitting {result['healthy_to_overfitting']:.0%}")
+    count = results["tuning"]["total"]
+    return (f"{README_ROW}({count} runs per set, {min(lengths)}-{max(lengths):,} steps, varied noise and validation "
+            f"frequency) | {cell(results['tuning'])} | {cell(results['heldout'])} |")
+
+
+def write_readme_row(row: str) -> None:
+    """Replace this benchmark's one row in the README's training-signals table (a table has no room for the
+    section markers benchmarks/readme.py writes between)."""
+    from readme import README  # benchmarks/readme.py, beside this script
+
+    lines = README.read_text(encoding="utf-8").split("\n")
+    found = [i for i, line in enumerate(lines) if line.startswith(README_ROW)]
+    if len(found) != 1:
+        raise SystemExit(f"README.md has {len(found)} rows starting {README_ROW!r}; expected 1")
+    lines[found[0]] = row
+    README.write_text("\n".join(lines), encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=150, help="runs per split")
     parser.add_argument("--no-cache", action="store_true")
+    parser.add_argument("--split", choices=("tuning", "heldout"), help="only this split (tune on 'tuning' alone)")
+    parser.add_argument("--readme", action="store_true", help="also write the figures into README.md (both splits)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     generator = runpy.run_path(str(ROOT / "fixtures" / "curves" / "generate.py"), run_name="curves_generator")
-    results = {}
-    for split in ("tuning", "heldout"):
+    results, lengths = {}, []
+    for split in (args.split,) if args.split else ("tuning", "heldout"):
         started = time.perf_counter()
         records = generator["sweep"](split, args.count, None if args.no_cache else CACHE)
-        lengths = sorted(r["config"]["steps"] for r in records)
-        print(f"{split}: {len(records)} runs of {lengths[0]}-{lengths[-1]} steps "
+        steps = sorted(r["config"]["steps"] for r in records)
+        lengths += steps
+        print(f"{split}: {len(records)} runs of {steps[0]}-{steps[-1]} steps "
               f"({time.perf_counter() - started:.0f} s incl. training)")
         results[split] = score(records)
         report(split, results[split])
     ok = all(r["macro_f1"] >= 0.9 and r["healthy_to_overfitting"] <= 0.02 for r in results.values())
-    print(f"\ntargets (macro-F1 >= 0.9, healthy->overfitting <= 2%): {'met' if ok else 'NOT met'}")
+    print(f"\ntargets (macro-F1 >= 0.9, healthy->overfitting <= 2%) on {' and '.join(results)}: "
+          f"{'met' if ok else 'NOT met'}")
+    if args.readme:
+        if len(results) < 2:
+            raise SystemExit("--readme needs both splits (no --split)")
+        write_readme_row(readme_row(results, lengths))
+        print("wrote the curve_verdicts row of README.md")
     return 0 if ok else 1
 
 

@@ -172,6 +172,19 @@ def _cost_row(label: str, stages: list[float], plain_cpu: float) -> str:
     return f"| {label} | {total * 1000:.0f} ms | {parts} | {plain_cpu:.3f} s | {1 + total / plain_cpu:.3f} |"
 
 
+CRASH_TARGET_MS = 30
+CRASH_TARGET_TEAM_MS = 50
+LOG_TARGET_RATIO = 3
+
+
+def _verdict(target: str, measured: list[tuple[str, float, float]], shown: str) -> str:
+    """'TARGET met in this run by: ...; missed by: ...' from (label, figure, limit) triples."""
+    met = [label for label, figure, limit in measured if figure <= limit]
+    missed = [f"{label} ({shown.format(figure)})" for label, figure, limit in measured if figure > limit]
+    return (f"{target} met in this run by: {', '.join(met) or 'none'}; "
+            f"missed by: {', '.join(missed) or 'none'}.")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats and a 10 MB log")
@@ -191,15 +204,19 @@ def main() -> int:
                     f"{wall_b / wall_a:.3f} | {target} |")
         print(rows[-1], flush=True)
 
-    print(f"repeats: {repeat}, logs: {log_sizes} MB, python: {sys.version.split()[0]}", flush=True)
+    load_at_start = os.getloadavg()[0]  # other jobs on the machine: said in the report
+    print(f"repeats: {repeat}, logs: {log_sizes} MB, python: {sys.version.split()[0]}, "
+          f"load average {load_at_start:.2f}", flush=True)
     header = ["| measurement | baseline CPU | torch-explainer CPU | CPU ratio | wall ratio | target |",
               "| --- | --- | --- | --- | --- | --- |"]
     costs: list[str] = []
+    verdicts: dict[str, list[tuple[str, float, float]]] = {"crash": [], "log": []}
     for script in SCRIPTS:
         measured = side_by_side([python, script], [python, "-m", "explainer", script], repeat)
         row(f"`python -m explainer {Path(script).name}` vs `python {Path(script).name}`", measured, "<= 1.05")
         stages = crash_cost(script, repeat)
         costs.append(_cost_row(Path(script).name, stages, measured["cpu"][0]))
+        verdicts["crash"].append((Path(script).name, sum(stages) * 1000, CRASH_TARGET_MS))
 
     with tempfile.TemporaryDirectory() as tmp:
         pack = make_team_pack(Path(tmp), 1000)
@@ -209,6 +226,8 @@ def main() -> int:
             row(f"same, with 1,000 team rules: {Path(script).name}", measured, "<= 1.10")
             stages = crash_cost(script, repeat, env_rules)
             costs.append(_cost_row(f"{Path(script).name}, 1,000 team rules", stages, measured["cpu"][0]))
+            verdicts["crash"].append((f"{Path(script).name} with team rules", sum(stages) * 1000,
+                                      CRASH_TARGET_TEAM_MS))
 
     measured = side_by_side([python, "-c", "import torch"], [python, "-c", "import torch, explainer"], repeat)
     row("`import torch, explainer` vs `import torch`", measured, "-")
@@ -235,6 +254,8 @@ def main() -> int:
         row(f"`explainer explain` vs `grep -E` on a {size} log",
             {"wall": (statistics.median(r[0] for r in grep_runs), statistics.median(r[0] for r in our_runs)),
              "cpu": (statistics.median(r[1] for r in grep_runs), statistics.median(r[1] for r in our_runs))}, "<= 3")
+        verdicts["log"].append((size, statistics.median(r[1] for r in our_runs)
+                                / statistics.median(r[1] for r in grep_runs), LOG_TARGET_RATIO))
         memory.append(f"explainer {max(r[2] for r in our_runs) / 1024:.0f} MiB, "
                       f"grep {max(r[2] for r in grep_runs) / 1024:.0f} MiB (log {size})")
 
@@ -244,7 +265,8 @@ def main() -> int:
         f"Measured by `python benchmarks/run.py` on {time.strftime('%Y-%m-%d')}, {os.cpu_count()} CPUs, "
         f"Python {sys.version.split()[0]}, median of {repeat} interleaved runs. CPU is the whole process's "
         "user + system time, wall is elapsed time; on a shared 2-core machine both move by several percent "
-        "from run to run, so the in-process figures further down are the precise ones.",
+        "from run to run, so the in-process figures further down are the precise ones. Load average "
+        f"(1 minute) at the start {load_at_start:.2f}, at the end {os.getloadavg()[0]:.2f}.",
         "",
         *header, *rows,
         "",
@@ -259,6 +281,12 @@ def main() -> int:
         f"`python -X importtime`: `import explainer` {explainer_ms:.1f} ms cumulative, on top of "
         f"`import torch` {torch_ms:.1f} ms.",
         f"Peak memory on the logs (target: under 64 MiB whatever the size): {'; '.join(memory)}.",
+        "",
+        _verdict(f"Crash-time target (at most {CRASH_TARGET_MS} ms, {CRASH_TARGET_TEAM_MS} ms with 1,000 team "
+                 "rules)", verdicts["crash"], "{:.0f} ms"),
+        "",
+        _verdict(f"Log scan target (at most {LOG_TARGET_RATIO}x the CPU of `grep -E`)", verdicts["log"],
+                 "{:.2f}x"),
         "",
     ])
     Path(args.out).write_text(report)

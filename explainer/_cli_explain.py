@@ -9,7 +9,7 @@ from typing import Iterable, TextIO
 
 from ._diagnosis import Diagnosis
 from ._explain import explain_text, rerender
-from ._logscan import FoundError, dedupe_key, scan_blocks
+from ._logscan import FoundError, comfyui_node, dedupe_key, scan_blocks
 from ._render import add_format_argument, render_json, render_text, use_colour
 from ._textframes import looks_like_library_path
 
@@ -80,6 +80,8 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
         if text:
             diagnosis = explain_text(text)
             if diagnosis.rule is not None:
+                if node := comfyui_node(text):
+                    diagnosis.facts["comfyui_node"] = node
                 return [diagnosis]
     return []
 
@@ -107,6 +109,8 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
                 unexplained_warnings.add(key)
             continue
         diagnosis.facts["input_line"] = found.line
+        if found.node:
+            diagnosis.facts["comfyui_node"] = found.node
         _note_raising_frame(diagnosis, found)
         _merge_ranks(diagnosis, found.ranks)
         if found.ranks:

@@ -7,11 +7,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
-
 # What `explainer site serve` serves: the site_url of a site built into site/build/ without a configured URL.
 SERVE_URL = "http://127.0.0.1:8000/"
 
@@ -31,8 +26,31 @@ def _table(path: Path | None) -> dict[str, Any]:
         return {}
     try:
         with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
+            raw = handle.read()
+            stat = os.fstat(handle.fileno())
+    except OSError:
+        return {}
+    if b"explainer" not in raw:  # no [tool.explainer] table
+        return {}
+    # What was read from this very file before: no TOML parser to import at the crash.
+    from ._rulecache import cache_file, load_marshal, save_marshal
+
+    kept = cache_file("settings", f"{os.path.abspath(path)}|{stat.st_size}|{stat.st_mtime_ns}")
+    table = load_marshal(kept)
+    if not isinstance(table, dict):
+        table = _parse_table(raw)
+        save_marshal(kept, table)  # not kept when marshal cannot write a value (a TOML date)
+    return table
+
+
+def _parse_table(raw: bytes) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}
     table = data.get("tool", {}).get("explainer", {})
     return table if isinstance(table, dict) else {}

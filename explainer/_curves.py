@@ -35,6 +35,10 @@ BUMP_SIGMAS = 3.0           # ... beyond what the block median's own noise expla
 BUMP_MIN_SHARE = 0.1        # ... and by this share of the starting loss
 DIVERGE_KEEP = 0.5          # unstable when the curve gives back this share of its drop ...
 DIVERGE_RISE = 1.3          # ... and ends this many times above its best level
+FIRST_RISE = 1.5            # unstable when a block median climbs this many times above the first logged loss ...
+FIRST_RISE_SIGMAS = 3.0     # ... and beyond what that one point's noise explains
+START_SIGMAS = 3.0          # the first logged loss is the start when it is this far from the next two's median
+VAL_JUMP = 1.25             # unstable when one evaluation stands this many times above both its neighbours
 UNDERFIT_DROP = 0.10        # a training loss that fell less than this fraction barely moved
 OVERFIT_RISE = 0.15         # validation this far above its best (relative) ...
 OVERFIT_SIGMAS = 3.0        # ... and beyond its own noise
@@ -155,15 +159,15 @@ def classify(history: History) -> CurveReport:
     blocks = _blocks(steps, losses, width)
     smooth_steps = [b[0] for b in blocks]
     smooth = [b[1] for b in blocks]
-    start = statistics.median(losses[:3])
-    best_index = min(range(len(smooth)), key=smooth.__getitem__)
-    best, end = smooth[best_index], smooth[-1]
-    scale = max(abs(start), 1e-12)
-    drop = (start - end) / scale
     relative = min(losses) > 0
     levels = _rolling_median(losses, min(max(TREND_HALF[0], len(losses) // 50), TREND_HALF[1]), shrink=True)
     residuals = _residuals(losses, levels, relative)
     sigma = 1.4826 * statistics.median(abs(r) for r in residuals)
+    start = _start_level(losses, sigma, relative)
+    best_index = min(range(len(smooth)), key=smooth.__getitem__)
+    best, end = smooth[best_index], smooth[-1]
+    scale = max(abs(start), 1e-12)
+    drop = (start - end) / scale
     spikes = _spikes(steps, losses, levels, residuals, start)
     facts.update(first_step=_num(steps[0]), last_step=_num(steps[-1]), start_loss=_sig(start),
                  final_loss=_sig(end), best_loss=_sig(best), best_step=_num(smooth_steps[best_index]),
@@ -173,18 +177,8 @@ def classify(history: History) -> CurveReport:
         facts["spike_steps"] = [_num(s) for s in spikes[:5]]
     report = CurveReport(None, "", facts, smooth_steps, smooth, spikes)
 
-    fell = start - best
-    gave_back = (end - best) / fell if fell > 0 else 0.0
-    # Climbed back after falling, or ended well above where it started (it blew up within the first block).
-    diverging = (best_index < len(smooth) - 2 and best > 0 and end > DIVERGE_RISE * best and (
-        fell <= 0 or gave_back >= DIVERGE_KEEP)) or (start > 0 and end > DIVERGE_RISE * start)
-    bumps = _bumps(smooth_steps, smooth, sigma if relative else None, width, start)
-    if bumps:
-        facts["bump_steps"] = [_num(s) for s in bumps[:5]]
-    if len(spikes) >= max(MIN_SPIKES, len(losses) // 100) or diverging or len(bumps) >= MIN_BUMPS:
+    if _unstable(history, report, sigma if relative else None, width, start):
         facts["curve"] = "unstable"
-        if diverging:
-            facts["rise_from_best_pct"] = _pct(end / best - 1)
         report.curve, report.rule = "unstable", "signal.unstable"
         return report
 
@@ -201,6 +195,72 @@ def classify(history: History) -> CurveReport:
     facts["curve"] = "healthy"
     report.curve, report.rule = "healthy", "signal.curve_healthy"
     return report
+
+
+def _start_level(losses: list[float], sigma: float, relative: bool) -> float:
+    """Where the loss began: the median of the first three logged losses, unless the first one differs from it
+    by more than the noise explains; then the loss moved within those points (it blew up, or it fell to its
+    floor while logging is sparse) and the first one, logged before most of that move, is the start."""
+    first, median = losses[0], statistics.median(losses[:3])
+    if relative:
+        moved = abs(math.log(first / median)) > START_SIGMAS * sigma
+    else:
+        moved = abs(first - median) > START_SIGMAS * sigma
+    return first if moved else median
+
+
+def _unstable(history: History, report: CurveReport, sigma: float | None, width: int, start: float) -> bool:
+    """Spikes throughout, a climb back after falling, whole blocks back up, a climb well above the first logged
+    loss, or a validation loss that jumps up between evaluations and comes back down. Records the evidence."""
+    facts, smooth, losses = report.facts, report.smooth, history.train
+    best_index = min(range(len(smooth)), key=smooth.__getitem__)
+    best, end = smooth[best_index], smooth[-1]
+    fell = start - best
+    gave_back = (end - best) / fell if fell > 0 else 0.0
+    # Climbed back after falling, or ended well above where it started (it blew up within the first block).
+    diverging = (best_index < len(smooth) - 2 and best > 0 and end > DIVERGE_RISE * best and (
+        fell <= 0 or gave_back >= DIVERGE_KEEP)) or (start > 0 and end > DIVERGE_RISE * start)
+    if diverging:
+        facts["rise_from_best_pct"] = _pct(end / best - 1)
+    bumps = _bumps(report.smooth_steps, smooth, sigma, width, start)
+    if bumps:
+        facts["bump_steps"] = [_num(s) for s in bumps[:5]]
+    peak = _rise_over_first(report.smooth_steps, smooth, losses[0], sigma)
+    if peak is not None:
+        facts.update(first_loss=_sig(losses[0]), peak_loss=_sig(peak[1]), peak_step=_num(peak[0]),
+                     rise_over_first=_sig(peak[1] / losses[0]))
+    jumps = _val_jumps(history.val_steps, history.val, start)
+    if jumps:
+        facts["val_jump_steps"] = [_num(s) for s, _, _ in jumps[:5]]
+        facts.update(val_jump_before=_sig(jumps[0][1]), val_jump_to=_sig(jumps[0][2]))
+    spiky = len(report.spike_steps) >= max(MIN_SPIKES, len(losses) // 100)
+    return spiky or diverging or len(bumps) >= MIN_BUMPS or peak is not None or bool(jumps)
+
+
+def _rise_over_first(steps: list[float], smooth: list[float], first: float,
+                     sigma: float | None) -> tuple[float, float] | None:
+    """(step, level) of the highest block when it stands well above the first logged loss: training that
+    works never climbs far above where it began, while too large a step often throws the loss up within its
+    first updates (before the first block's median can see the start). The bar allows for the noise of that
+    single first point (sigma, in log space)."""
+    if sigma is None or first <= 0:
+        return None
+    top = max(range(len(smooth)), key=smooth.__getitem__)
+    if math.log(smooth[top] / first) > max(math.log(FIRST_RISE), FIRST_RISE_SIGMAS * sigma):
+        return steps[top], smooth[top]
+    return None
+
+
+def _val_jumps(steps: list[float], vals: list[float], start: float) -> list[tuple[float, float, float]]:
+    """(step, level before, value) of evaluations far above both neighbours: the validation set is fixed, so
+    its loss moves only when the weights do; up and straight back down is a model thrown off and recovering,
+    which overfitting (a steady climb) and mini-batch noise (not in validation) never show."""
+    out = []
+    for i in range(1, len(vals) - 1):
+        around = max(vals[i - 1], vals[i + 1])
+        if around > 0 and vals[i] > VAL_JUMP * around and vals[i] - around > BUMP_MIN_SHARE * abs(start):
+            out.append((steps[i], vals[i - 1], vals[i]))
+    return out
 
 
 def _overfitting(history: History, steps: list[float], losses: list[float], facts: dict[str, Any],
@@ -223,8 +283,9 @@ def _overfitting(history: History, steps: list[float], losses: list[float], fact
         return False
     # Training must keep falling after validation's best: otherwise both are stuck or both got worse.
     width = max(3, len(losses) // TARGET_BLOCKS)
-    nearest = sorted(range(len(steps)), key=lambda i: abs(steps[i] - best_step))[:width]
-    at_best = [losses[i] for i in nearest]
+    # Training's level then is read from the losses logged up to that step: a model that memorised a small
+    # set between two evaluations is already at its floor in the points just after.
+    at_best = [v for s, v in zip(steps, losses) if s <= best_step][-width:] or losses[:1]
     later = [v for s, v in zip(steps, losses) if s > best_step][-width:]
     if len(later) < 2:
         return False

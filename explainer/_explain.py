@@ -68,7 +68,8 @@ def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: Ru
         records = outer_records if candidate is exc else walk_traceback(candidate.__traceback__)
         embedded = _split_embedded(text)
         if embedded is not None:
-            diagnosis = _explain_embedded(embedded, text, rulebase, fallback=user_location(records))
+            diagnosis = _explain_embedded(embedded, text, rulebase, fallback=user_location(records),
+                                          records=records, exc=candidate)
             if diagnosis is not None:
                 return diagnosis
         found = rulebase.match(text)
@@ -153,13 +154,15 @@ def _render_texts(rule, text: str, facts: dict[str, Any]) -> tuple[str, list[str
 
 
 def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: RuleBase,
-                      fallback: Location | None = None) -> Diagnosis | None:
+                      fallback: Location | None = None, records: list[FrameRecord] = (),
+                      exc: BaseException | None = None) -> Diagnosis | None:
     """A DataLoader worker's re-raise: explain the original error, at the Dataset's line.
 
     The wrapper's own text (with the worker's traceback) wins only when its rule is more specific,
     i.e. has a higher priority: that is how a collate failure beats the generic stack rule. When the
     worker's traceback holds no user code (collate is torch's), the location is the main process's
-    user frame (the `for batch in loader:` line), given as fallback.
+    user frame (the `for batch in loader:` line), given as fallback. The wrapper is the main process's own
+    exception: live, its rule's probes read the main process's frames (records, exc), where the loader is.
     """
     from ._logscan import WORKER_RE
 
@@ -171,7 +174,7 @@ def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: Rul
     wrapper_match = rulebase.match(text)
     if wrapper_match is not None and (inner_match is None or wrapper_match.rule.priority > inner_match.rule.priority):
         facts["original_error"] = inner.text.splitlines()[0][:500]
-        return _diagnose(wrapper_match, text, [], None, extra_facts=facts, location=location)
+        return _diagnose(wrapper_match, text, list(records), exc, extra_facts=facts, location=location)
     if inner_match is None:
         return None
     return _diagnose(inner_match, inner.text, [], None, extra_facts=facts, location=location)

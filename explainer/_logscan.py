@@ -82,6 +82,10 @@ EXCEPTION_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning)|Exception|"
     r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
 # Parts of a message that torch prints after a blank line (dynamo's "from user code:" and its hints).
+# ComfyUI names the node that failed: "Error occurred when executing SUPIR_Upscale:" (before 2024), or its
+# error report's "- **Node Type:** ExpressionEditor".
+COMFY_NODE_RE = re.compile(r"^\s*(?:Error occurred when executing (?P<running>[\w.\- ]+?):|"
+                           r"[-*]?\s*\**Node Type:\**\s*(?P<type>[\w.\-]+))\s*$")
 AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceback:|Set TORCH_LOGS=|"
                             r"Set torch\._dynamo\.config\.|You can suppress this exception|"
                             # torch.onnx.export's report: "## Exception summary", then "<class 'KeyError'>: ..."
@@ -109,6 +113,7 @@ class FoundError:
     count: int = 1
     warning: bool = False  # a warning is worth reporting only when a rule explains it
     logged_line: bool = False  # one log line (a marker), often followed by a fuller report of the same failure
+    node: str = ""  # the ComfyUI node that was running, where the log names it
 
     def location(self) -> Location | None:
         return frames_location(self.frames)
@@ -141,6 +146,15 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool]:
         if core and EXCEPTION_RE.match(core):
             line = core
     return line, rank, new_record
+
+
+def comfyui_node(text: str) -> str:
+    """The ComfyUI node a pasted message names, or ""."""
+    for line in text.splitlines():
+        node = COMFY_NODE_RE.match(line)
+        if node is not None:
+            return node.group("running") or node.group("type")
+    return ""
 
 
 def exception_header(line: str) -> re.Match | None:
@@ -181,6 +195,7 @@ class _Stream:
         self.fence = ""  # "closed", "reopened": a code block ended inside a message
         self.previous = ""  # the line before, for wrapped lines and a statement pasted above its error
         self.repl_statement = ""  # the last '>>> ' line: the code of a "<stdin>" frame
+        self.node = ""  # the ComfyUI node named last, given to the next error found
 
     def finish(self) -> FoundError | None:
         done = self.current
@@ -199,6 +214,10 @@ class _Stream:
     def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
         if line.startswith((">>> ", ">> ")):  # (a markdown quote took one '>')
             self.repl_statement = line.split(" ", 1)[1].strip()
+        elif "Node Type" in line or "when executing" in line:
+            node = COMFY_NODE_RE.match(line)
+            if node is not None:
+                self.node = node.group("running") or node.group("type")
         yield from self._feed(number, line, rank, new_record)
         self.previous = line
 
@@ -360,7 +379,8 @@ class _Stream:
             frames = [Frame("", 0, code=self.previous.strip())]  # no file known, only the statement
         if opener is not None and opener.groupdict().get("path"):
             frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
-        self.current = FoundError("", frames, number, ranks, warning=warning)
+        self.current = FoundError("", frames, number, ranks, warning=warning, node=self.node)
+        self.node = ""
         self.lines = [first]
         self.vscode = opener is not None and opener.re is VSCODE_OPENER
         if first.endswith("Traceback (most recent call last):"):

@@ -7,13 +7,14 @@ packages exposing an `explainer.rules` entry point. A pack declares the id prefi
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ._diagnosis import CATEGORIES
 from ._errors import RuleError
@@ -83,24 +84,95 @@ def pack_folders(environ: dict[str, str] | None = None) -> tuple[list[tuple[Path
 
 
 def _entry_point_folders(problems: list[RuleError]) -> list[tuple[Path, str]]:
-    from importlib.metadata import entry_points
-
     found = []
-    for entry in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        dist = getattr(entry, "dist", None)
-        origin = f"entry point {entry.name}" + (f" ({dist.name} {dist.version})" if dist is not None else "")
+    for name, value, label in sorted(installed_entry_points(), key=lambda entry: entry[0]):
+        origin = f"entry point {name}" + (f" ({label})" if label else "")
         try:
-            folder = folder_of(entry.load())
+            folder = folder_of(load_entry_point(value))
         except Exception as exc:  # an installed package's bug must not stop the others
-            problems.append(RuleError(origin, f"cannot load {entry.value}: {type(exc).__name__}: {exc}"))
+            problems.append(RuleError(origin, f"cannot load {value}: {type(exc).__name__}: {exc}"))
             continue
         if folder is None:
-            problems.append(RuleError(origin, f"{entry.value} gives no folder",
+            problems.append(RuleError(origin, f"{value} gives no folder",
                                       hint="point the entry point at the pack's package, or at a path or a "
                                            "function returning one"))
             continue
         found.append((folder, origin))
     return found
+
+
+def installed_entry_points() -> list[tuple[str, str, str]]:
+    """(name, value, "distribution version") of every installed `explainer.rules` entry point.
+
+    importlib.metadata reads every installed distribution's metadata, which costs about 10 ms at
+    each crash; what it found is kept in the cache for this sys.path, and used while no entry with
+    distributions in it has changed (installing or removing one changes its folder's modification
+    time) and the entry-point files it was read from are unchanged.
+    """
+    from ._rulecache import cache_file, load_marshal, save_marshal
+
+    path = cache_file("entry-points", "\n".join(sys.path))
+    cached = load_marshal(path)
+    if _still_valid(cached):
+        return [tuple(entry) for entry in cached[0]]
+    from importlib.metadata import entry_points
+
+    folders = [(entry, _stamp(entry), _holds_distributions(entry)) for entry in sys.path]
+    entries, sources = [], []
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        dist = getattr(entry, "dist", None)
+        entries.append((entry.name, entry.value, f"{dist.name} {dist.version}" if dist is not None else ""))
+        folder = getattr(dist, "_path", None)  # a PathDistribution's metadata folder
+        if not isinstance(folder, (str, os.PathLike)):
+            return entries  # not a file we can watch: not cached
+        source = os.path.join(folder, "entry_points.txt")
+        sources.append((source, _stamp(source)))
+    save_marshal(path, (entries, sources, folders))
+    return entries
+
+
+def _still_valid(cached: Any) -> bool:
+    if not (isinstance(cached, tuple) and len(cached) == 3):
+        return False
+    _, sources, folders = cached
+    return (all(_stamp(source) == stamp for source, stamp in sources)
+            and all(_stamp(entry) == stamp or not held and not _holds_distributions(entry)
+                    for entry, stamp, held in folders))
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    """Modification time and size: a file rewritten within the file system's clock tick changes size."""
+    try:
+        stat = os.stat(path or ".")
+    except OSError:
+        return (-1, -1)
+    return (stat.st_mtime_ns, stat.st_size)
+
+
+def _holds_distributions(entry: str) -> bool:
+    """Whether a sys.path entry can hold installed distributions' metadata (a zip file may)."""
+    try:
+        with os.scandir(entry or ".") as names:
+            return any(name.name.endswith((".dist-info", ".egg-info")) for name in names)
+    except NotADirectoryError:
+        return True
+    except OSError:
+        return False
+
+
+ENTRY_POINT = r"(?P<module>[\w.]+)\s*(?::\s*(?P<attr>[\w.]+)\s*)?(?:\[.*\]\s*)?$"
+
+
+def load_entry_point(value: str) -> Any:
+    """What an entry point's value names ("module" or "module:attr.attr"), as EntryPoint.load does."""
+    found = re.match(ENTRY_POINT, value)
+    if found is None:
+        raise ValueError(f"not an entry point reference: {value!r}")
+    target = importlib.import_module(found.group("module"))
+    for attr in (found.group("attr") or "").split("."):
+        if attr:
+            target = getattr(target, attr)
+    return target
 
 
 def folder_of(target: Any) -> Path | None:
@@ -122,11 +194,11 @@ def read_pack(folder: Path, origin: str) -> Pack:
     if not path.is_file():
         raise RuleError(shown, f"a rule pack needs a {PACK_FILE} (named by {origin})",
                         hint="write 'prefix: yourteam': the prefix every rule id of the pack starts with")
-    import yaml
-
     try:
-        data, field_lines = parse_yaml_with_lines(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        data, field_lines = _pack_file_data(path)
+    except Exception as exc:
+        if not isinstance(exc, (OSError, UnicodeDecodeError)) and not _is_yaml_error(exc):
+            raise
         mark = getattr(exc, "problem_mark", None)
         raise RuleError(shown, f"cannot read the pack file: {getattr(exc, 'problem', None) or exc}",
                         line=mark.line + 1 if mark else None) from None
@@ -157,9 +229,31 @@ def read_pack(folder: Path, origin: str) -> Pack:
     return Pack(prefix=prefix, name=name, folder=folder, origin=origin, probes=probes)
 
 
-def discover_packs(extra: list[tuple[Path, str]] | None = None,
-                   environ: dict[str, str] | None = None) -> tuple[list[Pack], list[RuleError]]:
-    """Every discovered pack (extra folders first), read and validated, with their probes imported.
+def _pack_file_data(path: Path) -> tuple[Any, dict[str, int]]:
+    """pack.yaml's data and the line of each field. What was read from this very file before (same size
+    and modification time) is reused from the cache: PyYAML costs about 15 ms to import at a crash."""
+    from ._rulecache import cache_file, load_marshal, save_marshal
+
+    stat = path.stat()
+    kept = cache_file("pack", f"{os.path.abspath(path)}|{stat.st_size}|{stat.st_mtime_ns}")
+    found = load_marshal(kept)
+    if isinstance(found, tuple) and len(found) == 2 and isinstance(found[1], dict):
+        return found
+    parsed = parse_yaml_with_lines(path.read_text(encoding="utf-8"))
+    save_marshal(kept, parsed)  # not kept when marshal cannot write a value (a YAML date)
+    return parsed
+
+
+def _is_yaml_error(error: Exception) -> bool:
+    import yaml  # only here, where the file was parsed
+
+    return isinstance(error, yaml.YAMLError)
+
+
+def discover_packs(extra: list[tuple[Path, str]] | None = None, environ: dict[str, str] | None = None,
+                   before_probes: Callable[[], Any] | None = None) -> tuple[list[Pack], list[RuleError]]:
+    """Every discovered pack (extra folders first), read and validated, with their probes imported
+    (before_probes is called once before the first pack's probes are).
 
     Two packs claiming one prefix is an error naming both pack files; the second is skipped.
     """
@@ -182,6 +276,9 @@ def discover_packs(extra: list[tuple[Path, str]] | None = None,
                                       hint="each pack needs its own prefix"))
             continue
         if pack.probes is not None:
+            if before_probes is not None:
+                before_probes()
+                before_probes = None
             try:
                 import_probes(pack.probes)
             except Exception as exc:  # a team's probe module must not stop the explainer

@@ -92,6 +92,9 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
             where += escape_controls(f" in {diagnosis.location.function}")
         code = f"   {diagnosis.location.code}" if diagnosis.location.code else ""
         rows.append(_Row([("  ", None)], [("at ", "dim"), (where, "cyan"), (_safe(code), None)]))
+    node = diagnosis.facts.get("comfyui_node")
+    if isinstance(node, str) and node:
+        rows.append(_Row([("  ", None)], [("in ComfyUI node ", "dim"), (escape_controls(node), "cyan")]))
     rank = _rank_line(diagnosis.facts.get("process"))
     if rank:
         rows.append(_Row([("  ", None)], [(rank, "dim")]))

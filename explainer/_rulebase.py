@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
 from ._errors import RuleError
 from ._gc import paused_gc
-from ._rulecache import NO_CACHE, folder_index_path, load_index, open_cache, save_index
+from ._rulecache import (NO_CACHE, cache_file, folder_index_path, load_index, load_marshal, open_cache,
+                         save_index, save_marshal)
 from ._packs import Pack, discover_packs, display_path
-from ._rules import (Rule, builtin_rules_dir, load_rule_file, rule_files, rule_from_data, rule_to_data,
-                     text_may_match)
+from ._rules import (DATA_FIELDS, Rule, builtin_rules_dir, load_rule_file, rule_file_names, rule_from_data,
+                     rule_to_data, text_may_match)
 
 MATCH_TIMEOUT_S = 0.1
 MAX_MATCH_CHARS = 100_000
@@ -33,6 +37,8 @@ class RuleBase:
     packs: list[Pack] = field(default_factory=list)
     # The part of problems that comes from team packs: skipped at run time and reported once.
     team_problems: list[RuleError] = field(default_factory=list)
+    # Where a matched rule's probes come from when they are imported on demand (LazyProbes), else None.
+    probe_registry: LazyProbes | None = None
 
     def __post_init__(self) -> None:
         # Higher priority first; at equal priority, the order packs were given (team packs before
@@ -55,7 +61,7 @@ class RuleBase:
             if rule.kind == "foreign" and rule.id not in self.timeouts:
                 found = match_rule(rule, text, self.timeouts)
                 if found is not None:
-                    return found
+                    return self._ready(found)
         return None
 
     def iter_matches(self, text: str):
@@ -68,7 +74,13 @@ class RuleBase:
                 continue
             found = match_rule(rule, text, self.timeouts)
             if found is not None:
-                yield found
+                yield self._ready(found)
+
+    def _ready(self, found: Match) -> Match:
+        """found, with its rule's probes registered (a match is what needs them)."""
+        if self.probe_registry is not None and found.rule.probes:
+            self.probe_registry.ensure(found.rule.probes)
+        return found
 
 
 def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None) -> Match | None:
@@ -99,11 +111,11 @@ def _number(value: str) -> Any:
 def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | None = None,
                 cached: bool = False) -> tuple[list[Rule], list[RuleError]]:
     """Every rule file of folder; cached=True reuses what earlier processes learned (see _rulecache)."""
-    files = rule_files(folder)
+    files = rule_file_names(folder)
     index = None
     if cached:
-        probes = ",".join(sorted(known_probes)) if known_probes is not None else "*"
-        index = folder_index_path(folder, files, f"{pack}|{display_root}|{probes}")
+        context = f"{pack}|{display_root}|{_probes_key(known_probes)}|{','.join(DATA_FIELDS)}"
+        index = folder_index_path(folder, files, context)
         built = load_index(index)
         if built is not None:
             return [rule_from_data(data) for data in built], []
@@ -111,7 +123,7 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
     rules, problems = [], []
     for path in files:
         try:
-            rules.append(load_rule_file(path, pack=pack, known_probes=known_probes, display_root=display_root,
+            rules.append(load_rule_file(Path(path), pack=pack, known_probes=known_probes, display_root=display_root,
                                         cache=cache))
         except RuleError as exc:
             problems.append(exc)
@@ -119,6 +131,81 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
     if index is not None and not problems:
         save_index(index, [rule_to_data(rule) for rule in rules])  # a folder with problems is read again
     return rules, problems
+
+
+def _probes_key(known_probes) -> str:
+    """What validating against known_probes depended on, for the folder index's name."""
+    if known_probes is None:
+        return "*"
+    signature = getattr(known_probes, "signature", None)
+    return signature() if signature is not None else ",".join(sorted(known_probes))
+
+
+class LazyProbes(Mapping):
+    """The probe registry of the default rule base. The built-in probe modules are imported only when a
+    rule must be validated against them (a folder index miss) or when a matched rule's probes run, and
+    then only the modules those probes are in (which module registers which probe is cached)."""
+
+    def __init__(self) -> None:
+        from . import _probes
+
+        self._registry = _probes.PROBES
+        self._load_all = _probes.load_builtin_probes
+        self._package = _probes.__name__
+        self._folder = _probes.__path__[0]
+        self._files: str | None = None
+        self._all_loaded = False
+
+    def _file_signature(self) -> str:
+        if self._files is None:
+            with os.scandir(self._folder) as entries:
+                self._files = ",".join(sorted(f"{e.name}|{e.stat().st_size}|{e.stat().st_mtime_ns}"
+                                              for e in entries if e.name.endswith(".py")))
+        return self._files
+
+    def signature(self) -> str:
+        """The built-in probe files as they are, and the names of the probes registered from elsewhere."""
+        others = sorted(name for name, found in self._registry.items()
+                        if not found.function.__module__.startswith(self._package + "."))
+        return f"files:{self._file_signature()}|others:{','.join(others)}"
+
+    def load_all(self) -> dict[str, Any]:
+        if self._all_loaded:
+            return self._registry
+        self._load_all()
+        self._all_loaded = True
+        where = {name: found.function.__module__ for name, found in self._registry.items()
+                 if found.function.__module__.startswith(self._package + ".")}
+        path = cache_file("probes", self._file_signature())
+        if load_marshal(path) != where:
+            save_marshal(path, where)
+        return self._registry
+
+    def ensure(self, names: list[str]) -> None:
+        """Make sure the named probes are registered: import their modules, or every module."""
+        missing = [name for name in names if name not in self._registry]
+        if not missing:
+            return
+        where = load_marshal(cache_file("probes", self._file_signature()))
+        modules = {where.get(name) for name in missing} if isinstance(where, dict) else {None}
+        if None in modules:
+            self.load_all()
+            return
+        for module in sorted(modules):
+            import_module(module)
+        if any(name not in self._registry for name in missing):
+            self.load_all()
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._registry:
+            self.load_all()
+        return self._registry[name]
+
+    def __iter__(self):
+        return iter(self.load_all())
+
+    def __len__(self) -> int:
+        return len(self.load_all())
 
 
 def load_pack(pack: Pack, known_probes, cached: bool = False) -> tuple[list[Rule], list[RuleError]]:
@@ -182,16 +269,16 @@ def default_rulebase() -> RuleBase:
     global _default
     with _lock:
         if _default is None:
-            from ._probes import load_builtin_probes
-
-            probes = load_builtin_probes()
+            probes = LazyProbes()
             try:
-                packs, pack_problems = discover_packs()
+                # A pack's probes are imported after the built-in ones, as a clash must be reported there.
+                packs, pack_problems = discover_packs(before_probes=probes.load_all)
             except Exception as exc:  # a broken environment must not cost the built-in rules
                 packs, pack_problems = [], [RuleError("team rule packs", f"discovery failed: {exc!r}")]
             with paused_gc():
                 _default = build_rulebase([("builtin", builtin_rules_dir())], probes, packs=packs,
                                           pack_problems=pack_problems, cached=True)
+            _default.probe_registry = probes
         return _default
 
 

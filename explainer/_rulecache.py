@@ -19,7 +19,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-VERSION = 5
+VERSION = 8
 MAX_FILES = 20_000
 MAX_TEMPLATES = 50_000
 MAX_CACHE_FILES = 64
@@ -129,37 +129,55 @@ def open_cache(folder: Path) -> RuleCache:
     return RuleCache(cache_path(folder))
 
 
-def folder_index_path(folder: Path, files: list[Path], context: str) -> Path | None:
+def folder_index_path(folder: Path, files: list[str], context: str) -> Path | None:
     """Where the built rules of a whole folder are kept: named by a digest of every rule file's path,
     size and modification time and of what validation depended on (context), so any edit, new or
     deleted file misses it."""
+    if cache_dir() is None:
+        return None
+    parts = [context, os.path.abspath(folder)]
+    for path in files:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        parts.append(f"{path}|{stat.st_size}|{stat.st_mtime_ns}")
+    return cache_file("index", "\n".join(parts))
+
+
+def cache_file(kind: str, key: str) -> Path | None:
+    """A cache file named by a digest of what its content depends on (key): a changed key misses it."""
     base = cache_dir()
     if base is None:
         return None
-    digest = hashlib.sha1(f"{VERSION}|{context}|{os.path.abspath(folder)}".encode("utf-8", "surrogateescape"))
-    for path in files:
-        key = RuleCache.file_key(path)
-        if key is None:
-            return None
-        digest.update(key.encode("utf-8", "surrogateescape"))
-    return base / f"index-v{VERSION}-{digest.hexdigest()[:24]}.marshal"
+    digest = hashlib.sha1(f"{VERSION}|{key}".encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return base / f"{kind}-v{VERSION}-{digest}.marshal"
 
 
-def load_index(path: Path | None) -> list[dict[str, Any]] | None:
-    """The rules (as plain data) a previous process built from exactly these files, or None."""
+def load_marshal(path: Path | None) -> Any:
+    """What save_marshal wrote there, or None."""
     if path is None:
         return None
     try:
-        data = marshal.loads(path.read_bytes())
+        return marshal.loads(path.read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
         return None
-    return data if isinstance(data, list) and all(isinstance(item, dict) for item in data) else None
 
 
-def save_index(path: Path | None, rules: list[dict[str, Any]]) -> None:
+def save_marshal(path: Path | None, value: Any) -> None:
     try:
-        data = marshal.dumps(rules)
-    except ValueError:  # a value marshal cannot write: no index, the files are read next time
+        data = marshal.dumps(value)
+    except ValueError:  # a value marshal cannot write: nothing kept, it is worked out again next time
         return
     if path is not None:
         _write_cache_file(path, data)
+
+
+def load_index(path: Path | None) -> list[tuple] | None:
+    """The rules (as plain data) a previous process built from exactly these files, or None."""
+    data = load_marshal(path)
+    return data if isinstance(data, list) and all(isinstance(item, tuple) for item in data) else None
+
+
+def save_index(path: Path | None, rules: list[tuple]) -> None:
+    save_marshal(path, rules)

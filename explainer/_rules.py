@@ -10,6 +10,7 @@ from typing import Any
 
 from ._diagnosis import CATEGORIES
 from ._errors import RuleError
+from ._prefilter import IGNORE_CASE, required_runs, text_may_match  # noqa: F401 (this module's API too)
 from ._rulecache import NO_CACHE, RuleCache
 from ._templates import TemplateProblem, template_fields
 
@@ -93,93 +94,27 @@ class Rule:
         return set(self.groups)
 
 
-def rule_to_data(rule: Rule) -> dict[str, Any]:
+# A rule in the folder index is a tuple of these fields' values (read back without keyword arguments).
+DATA_FIELDS = tuple(f.name for f in fields(Rule) if not f.name.startswith("_"))
+_GROUPS, _EXAMPLES, _COUNTER_EXAMPLES = (DATA_FIELDS.index(name) for name in ("groups", "examples",
+                                                                              "counter_examples"))
+
+
+def rule_to_data(rule: Rule) -> tuple:
     """A validated rule as plain data (marshal-able), for the folder index (_rulecache)."""
-    data = {f.name: getattr(rule, f.name) for f in fields(Rule) if not f.name.startswith("_")}
-    data["groups"] = sorted(rule.groups)
-    for name in ("examples", "counter_examples"):
-        data[name] = [(e.message, e.source, e.line) for e in data[name]]
-    return data
+    values = [getattr(rule, name) for name in DATA_FIELDS]
+    values[_GROUPS] = sorted(rule.groups)
+    for index in (_EXAMPLES, _COUNTER_EXAMPLES):
+        values[index] = [(e.message, e.source, e.line) for e in values[index]]
+    return tuple(values)
 
 
-def rule_from_data(data: dict[str, Any]) -> Rule:
-    data = dict(data)
-    data["groups"] = set(data["groups"])
-    for name in ("examples", "counter_examples"):
-        data[name] = [Example(*item) for item in data[name]]
-    return Rule(**data)
-
-
-MAX_ALTERNATIVES = 16
-MIN_RUN = 2
-
-
-def required_runs(source: str) -> list[list[str]] | None:
-    """What every match of the pattern must contain, as alternatives of plain-text runs: the pattern can
-    match text only if, for one alternative, every run is in the text. None: no shortcut.
-
-    Read from the pattern's syntax tree (the standard library's parser; a pattern it cannot read, or
-    one that ignores case, gives None, which only means "no shortcut"). Runs inside optional parts,
-    classes, backreferences and lookarounds are not required; alternation gives alternatives.
-    """
-    try:
-        from re import _parser as parser  # the stdlib's own; private, so any failure means "no shortcut"
-
-        # group names do not change what is required, and `regex` allows one name twice
-        tree = parser.parse(re.sub(r"\(\?P<\w+>", "(?:", source))
-        if tree.state.flags & re.IGNORECASE:
-            return None
-        found = _requirements(list(tree), parser)
-    except Exception:
-        return None
-    if not found or any(not alternative for alternative in found):
-        return None
-    # an alternative that holds more than another adds nothing: the smaller one is tried first anyway
-    minimal = {frozenset(a) for a in found if not any(b < a for b in found)}
-    return sorted(sorted(alternative) for alternative in minimal)
-
-
-def _requirements(items: list, parser) -> list[set[str]]:
-    """Alternatives (sets of runs) a sequence of parsed items requires; past MAX_ALTERNATIVES, the runs
-    they all share."""
-    constants = parser  # opcode names are module constants there
-    result: list[set[str]] = [set()]
-    run: list[str] = []
-
-    def close() -> None:
-        if len(run) >= MIN_RUN:
-            for alternative in result:
-                alternative.add("".join(run))
-        run.clear()
-
-    for op, value in items:
-        if op is constants.LITERAL:
-            run.append(chr(value))
-            continue
-        close()
-        inner: list[set[str]] = []
-        if op is constants.SUBPATTERN:
-            _group, add_flags, _del_flags, body = value
-            if not add_flags & re.IGNORECASE:
-                inner = _requirements(list(body), parser)
-        elif op in (constants.MAX_REPEAT, constants.MIN_REPEAT, constants.POSSESSIVE_REPEAT):
-            low, _high, body = value
-            if low >= 1:
-                inner = _requirements(list(body), parser)
-        elif op is constants.ATOMIC_GROUP:
-            inner = _requirements(list(value), parser)
-        elif op is constants.BRANCH:
-            inner = [alternative for branch in value[1] for alternative in _requirements(list(branch), parser)]
-        if inner:
-            result = [a | b for a in result for b in inner]
-            if len(result) > MAX_ALTERNATIVES:
-                result = [set.intersection(*result)]  # what every alternative needs: still required
-    close()
-    return result
-
-
-def text_may_match(required: list[list[str]] | None, text: str) -> bool:
-    return required is None or any(all(run in text for run in alternative) for alternative in required)
+def rule_from_data(data: tuple) -> Rule:
+    values = list(data)
+    values[_GROUPS] = set(values[_GROUPS])
+    for index in (_EXAMPLES, _COUNTER_EXAMPLES):
+        values[index] = [Example(*item) for item in values[index]]
+    return Rule(*values)
 
 
 def builtin_rules_dir() -> Path:
@@ -194,13 +129,21 @@ def builtin_rules_dir() -> Path:
 
 def rule_files(folder: Path) -> list[Path]:
     """Every rule file below folder, in a stable order. README/index pages and guides/ are not rules."""
+    return [Path(name) for name in rule_file_names(folder)]
+
+
+def rule_file_names(folder: Path) -> list[str]:
+    """rule_files as strings, in the same order (Path's: by components). os.walk and plain strings
+    rather than rglob and Paths: this runs at every crash."""
     found = []
-    for root, dirs, names in os.walk(folder):
-        if root == str(folder):
+    top = str(Path(folder))
+    for root, dirs, names in os.walk(top):
+        if root == top:
             dirs[:] = [d for d in dirs if d != GUIDES_DIR]
-        found += [Path(root, name) for name in names
+        parts = root.split(os.sep)
+        found += [[*parts, name] for name in names
                   if name.endswith(".md") and name.lower() not in {"readme.md", "index.md"}]
-    return sorted(found)  # os.walk rather than rglob: this runs at every crash
+    return [os.sep.join(parts) for parts in sorted(found)]
 
 
 def load_rule_file(path: Path, *, pack: str = "builtin", known_probes: dict[str, Any] | None = None,

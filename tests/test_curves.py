@@ -249,6 +249,66 @@ def test_labels_read_the_clean_probes(generator):
     assert label(falling, inside_margin, False)[0] == "ambiguous"  # a 6% held-out rise: no label either way
 
 
+def _sweep_run(generator, index: int, label: str) -> tuple[dict, dict]:
+    record = generator["run_scenario"](generator["scenario"](index, "tuning"))
+    assert record["label"] == label, record["measured"]
+    return record, classify(History.from_rows(record["rows"])).facts
+
+
+def test_a_loss_thrown_far_above_its_first_value_is_unstable(generator):
+    # Adam at lr 0.24: the loss leaps above its starting value within the first logged stretch, then falls
+    # back, so the first block's median, every later block and the spikes all look like a falling curve.
+    record, facts = _sweep_run(generator, 98, "unstable")
+    assert facts["curve"] == "unstable", facts
+    assert facts["first_loss"] == pytest.approx(record["rows"][0][1], rel=1e-3)
+    assert facts["rise_over_first"] >= 2 and facts["peak_step"] < record["config"]["steps"] / 2, facts
+    assert "Unstable: the training loss climbed to" in analyze_history(History.from_rows(record["rows"])).summary
+
+
+@pytest.mark.parametrize("index", [18, 113])
+def test_a_validation_loss_that_jumps_and_comes_back_is_unstable(generator, index):
+    # Short SGD runs at lr 3-4 whose mini-batch loss looks merely noisy: only the evaluations show it.
+    record, facts = _sweep_run(generator, index, "unstable")
+    assert facts["curve"] == "unstable", facts
+    val = dict((step, v) for step, _, v in record["rows"] if v is not None)
+    for step in facts["val_jump_steps"]:
+        steps = sorted(val)
+        i = steps.index(step)
+        assert val[step] > 1.25 * max(val[steps[i - 1]], val[steps[i + 1]]), (step, val)
+
+
+def test_a_loss_thrown_up_and_back_to_where_it_began_is_underfitting(generator):
+    # Adam at lr 0.12: the second logged loss is about 17x the first, then the loss settles back where it
+    # began. The median of the first three logged losses (the start before) made that a 70% drop: healthy.
+    cfg = generator["scenario"](153, "tuning")
+    cfg.update(steps=900, val_every=75)
+    record = generator["run_scenario"](cfg)
+    assert record["label"] == "underfitting", record["measured"]
+    facts = classify(History.from_rows(record["rows"])).facts
+    assert facts["curve"] == "underfitting", facts
+    assert facts["start_loss"] == pytest.approx(record["rows"][0][1], rel=1e-3), facts
+
+
+def test_a_small_set_memorised_between_two_evaluations_is_overfitting(generator):
+    # A kept sweep run (generate.py KEPT_SWEEP_RUNS): validation is best at its first evaluation and the
+    # logged training loss is exactly 0 from the next logged step on, so training's level at validation's
+    # best must come from the losses logged up to it, not from those around it.
+    record = json.loads((GENERATOR.parent / "sweep-tuning-0216.json").read_text(encoding="utf-8"))
+    assert record["config"] == generator["scenario"](216, "tuning")
+    assert record["label"] == "overfitting", record["measured"]
+    facts = classify(History.from_rows(record["rows"])).facts
+    assert facts["curve"] == "overfitting", facts
+    assert facts["best_val_step"] == 0 and facts["final_loss"] == 0.0, facts
+
+
+@pytest.mark.parametrize("index", [35, 130])
+def test_healthy_validation_curves_never_jump(generator, index):
+    # The healthy sweep runs with the most evaluations and the most jitter between them.
+    _, facts = _sweep_run(generator, index, "healthy")
+    assert facts["curve"] == "healthy", facts
+    assert "val_jump_steps" not in facts and "rise_over_first" not in facts, facts
+
+
 def test_a_loss_that_climbs_back_for_whole_blocks_twice_is_unstable():
     rng = random.Random(5)
     steps = list(range(600))

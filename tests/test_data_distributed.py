@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import explainer
 from explainer._explain import exception_text, explain_text
-from explainer._probes.data import key_prefix, parse_state_dict_keys, renamed_prefix
+from explainer._probes.checkpoint import key_prefix, parse_state_dict_keys, renamed_prefix
 from explainer._rulebase import default_rulebase
 
 from conftest import raise_fixture
@@ -145,7 +145,8 @@ def test_state_dict_prefix_from_text_alone():
                      '"conv1.weight", "bn1.weight". \n\tUnexpected key(s) in state_dict: "module.conv1.weight", '
                      '"module.bn1.weight". ')
     assert d.rule == "data.state_dict_keys" and d.facts["key_prefix"] == "module."
-    assert "'module.conv1.weight'" in d.summary and "ResNet" in d.summary
+    assert "module.conv1.weight" in d.summary and "ResNet" in d.summary and "DataParallel" in d.summary
+    assert "state_dict = {k.removeprefix('module.'): v for k, v in state_dict.items()}" in d.fixes[0]
     assert "consume_prefix_in_state_dict_if_present(state_dict, 'module.')" in d.fixes[0]
 
 

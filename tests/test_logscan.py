@@ -399,3 +399,24 @@ def test_where_torchs_cpp_raised_is_named_from_the_exception_raised_from_line():
                                                "function": "mark_variable_ready", "code": ""}
     assert "in torch's C++ at torch/csrc/distributed/c10d/reducer.cpp:453 in mark_variable_ready" in \
         render_text(diagnosis)
+
+
+@pytest.mark.parametrize("source, node", [
+    ("https://github.com/kijai/ComfyUI-SUPIR/issues/47", "SUPIR_Upscale"),  # "Error occurred when executing X:"
+    ("https://github.com/Comfy-Org/ComfyUI/issues/4996", "ExpressionEditor"),  # its error report's "Node Type"
+])
+def test_the_comfyui_node_that_failed_is_named(source, node):
+    diagnosis = explain_stream(io.StringIO(_corpus_message(source)))[0]
+    assert diagnosis.rule and diagnosis.facts["comfyui_node"] == node
+    assert f"in ComfyUI node {node}" in render_text(diagnosis)
+
+
+def test_a_comfyui_node_named_in_a_log_goes_to_the_next_error_only():
+    log = ("Error occurred when executing KSampler:\n\n"
+           "Traceback (most recent call last):\n"
+           '  File "/x/ComfyUI/execution.py", line 151, in recursive_execute\n'
+           "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x5632 and 2816x1280)\n"
+           "later\n"
+           "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n")
+    first, second = explain_stream(io.StringIO(log))
+    assert first.facts["comfyui_node"] == "KSampler" and "comfyui_node" not in second.facts

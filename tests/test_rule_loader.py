@@ -163,7 +163,16 @@ def test_required_runs_are_what_every_match_must_contain():
     assert required_runs(r"Expected all tensors to be on the same device|found at least (?:two|2)") == \
         [["Expected all tensors to be on the same device"], ["found at least "]]
     assert required_runs(r"(?:CUDA|HIP) out of memory") == [[" out of memory", "CUDA"], [" out of memory", "HIP"]]
-    assert required_runs(r"(?i)cuda out of memory") is None
+    # a pattern that ignores case: its ASCII runs, looked for in the case-folded text
+    from explainer._rules import IGNORE_CASE, text_may_match
+
+    assert required_runs(r"(?i)CUDA out of memory") == [[IGNORE_CASE, "cuda out of memory"]]
+    assert text_may_match(required_runs(r"(?i)CUDA out of memory"), "Cuda Out Of Memory")
+    assert not text_may_match(required_runs(r"(?i)CUDA out of memory"), "Cuda Out Of Mem")
+    assert required_runs(r"(?i)größe passt nicht") is None  # not ASCII: no shortcut
+    # too many alternatives: what the start requires on its own
+    reasons = "|".join(f"{chr(97 + n)} reason {n:02d}" for n in range(20))
+    assert required_runs(rf"(?:CUDA error: |cuda runtime error )(?:{reasons})") == [["CUDA error: "], ["cuda runtime error "]]
     assert required_runs(r"cuda (?i:OUT) of memory") == [[" of memory", "cuda "]]
     assert required_runs(r"colou?r of the tensor") == [["colo", "r of the tensor"]]
     assert required_runs(r"ab[cd]efgh") == [["ab", "efgh"]]
@@ -171,6 +180,9 @@ def test_required_runs_are_what_every_match_must_contain():
     assert required_runs(r"(?:once)+ more") == [[" more", "once"]]
     assert required_runs(r"(?s)Error\(s\) in loading state_dict for (?P<m>\w+):.*Missing") == \
         [["Error(s) in loading state_dict for ", "Missing"]]
+    # a backreference requires nothing of its own, and ends the run before it
+    assert required_runs(r"expected (?P<k>cpu|cuda) but got (?P=k) (?P<x>\w+)") == \
+        [[" but got ", "expected c", "pu"], [" but got ", "expected c", "uda"]]
     assert required_runs(r"a|") is None  # one alternative needs nothing
     assert required_runs(r"(unbalanced") is None
 
@@ -260,3 +272,44 @@ def test_a_fix_with_alternatives_shows_only_the_first_that_can_be_filled(tmp_pat
     broken = GOOD.replace('  - "Raise the timeout above {{ seconds }} s."', "  - []")
     with pytest.raises(RuleError, match="alternative templates"):
         load_rule_file(_write(tmp_path, broken, "broken.md"), known_probes=PROBES)
+
+
+LAZY_PROBES_SCRIPT = """
+import json, sys
+import torch
+from explainer._explain import explain
+from explainer._rulebase import default_rulebase
+
+default_rulebase()
+families = lambda: sorted(m for m in sys.modules if m.startswith("explainer._probes.")
+                          and not m.rsplit(".", 1)[1].startswith("_"))
+loaded_at_load = families()
+try:
+    torch.nn.Linear(256, 10)(torch.zeros(32, 512))
+except RuntimeError as exc:
+    diagnosis = explain(exc).to_dict()
+print(json.dumps({"at_load": loaded_at_load, "after": families(), "diagnosis": diagnosis}))
+"""
+
+
+def test_a_crash_imports_only_the_probe_modules_its_rule_uses(tmp_path):
+    """With the folder index built, loading the rules imports no probe module; the matched rule's own
+    are imported when it matches, and the diagnosis is the one every probe module loaded gives."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "EXPLAINER_CACHE_DIR": str(tmp_path)}
+    runs = []
+    for _ in range(2):  # the first builds the index (validating imports every probe module)
+        done = subprocess.run([sys.executable, "-c", LAZY_PROBES_SCRIPT], capture_output=True, text=True, env=env,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    assert "explainer._probes.rnn" in first["at_load"]
+    assert second["at_load"] == []
+    assert "explainer._probes.matmul" in second["after"] and "explainer._probes.rnn" not in second["after"]
+    assert second["diagnosis"]["rule"] == "shape.matmul" and second["diagnosis"]["culprits"]
+    assert second["diagnosis"] == first["diagnosis"]

@@ -1,5 +1,6 @@
-"""The live scenario suite (fixtures/scenarios/): well formed, each script fails where it says, and the
-diagnoses name the culprits at least as often as recorded in benchmarks/culprits.json."""
+"""The live scenario suites (fixtures/scenarios/ and the held-out fixtures/scenarios_holdout/): well formed,
+each script fails where it says, and the diagnoses name the culprits at least as often as recorded in
+benchmarks/culprits.json."""
 
 from __future__ import annotations
 
@@ -17,18 +18,27 @@ _spec = importlib.util.spec_from_file_location("culprits_benchmark", ROOT / "ben
 culprits = sys.modules["culprits_benchmark"] = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(culprits)
 
-SCENARIOS = culprits.load_scenarios()
+SUITES = {"scenarios": culprits.load_scenarios(), "holdout": culprits.load_scenarios(culprits.HOLDOUT)}
+SCENARIOS = SUITES["scenarios"]
+MINIMUM = {"scenarios": 90, "holdout": 60}
 FAMILIES = {"shape", "device", "dtype", "autograd", "data", "memory", "distributed", "numerics", "other"}
 
 
-def test_suite_is_large_varied_and_well_formed():
-    assert len(SCENARIOS) >= 90
-    per_family = Counter(s.family for s in SCENARIOS)
-    assert set(per_family) == FAMILIES, f"families on disk: {sorted(per_family)}"
-    assert min(per_family.values()) >= 3, f"a family with fewer than 3 scripts: {per_family}"
-    for scenario in SCENARIOS:
+@pytest.mark.parametrize("suite", SUITES)
+def test_suite_is_large_varied_and_well_formed(suite):
+    scenarios = SUITES[suite]
+    assert len(scenarios) >= MINIMUM[suite], f"{suite}: {len(scenarios)} scenarios"
+    per_family = Counter(s.family for s in scenarios)
+    assert set(per_family) == FAMILIES, f"{suite}: families on disk: {sorted(per_family)}"
+    assert min(per_family.values()) >= 3, f"{suite}: a family with fewer than 3 scripts: {per_family}"
+    for scenario in scenarios:
         assert set(scenario.categories) <= set(CATEGORIES), f"{scenario.name}: unknown category {scenario.categories}"
         assert scenario.culprits, f"{scenario.name}: no expected culprit"
+
+
+def test_held_out_scenarios_are_new():
+    shared = {s.name for s in SUITES["holdout"]} & {s.name for s in SCENARIOS}
+    assert not shared, f"in both fixtures/scenarios/ and fixtures/scenarios_holdout/: {sorted(shared)}"
 
 
 def test_names_are_whole_names():
@@ -52,21 +62,24 @@ def test_a_diagnosis_is_judged_on_every_field():
     assert set(culprits.missing_fields(scenario, wrong)) == {"category", "location", "culprits", "values"}
 
 
-@pytest.fixture(scope="module")
-def results():
+@pytest.fixture(scope="module", params=list(SUITES))
+def suite_results(request):
     sys.path.insert(0, str(ROOT))
-    return [culprits.judge(s) for s in SCENARIOS]
+    return request.param, [culprits.judge(s) for s in SUITES[request.param]]
 
 
-def test_each_script_fails_on_its_marked_line(results):
+def test_each_script_fails_on_its_marked_line(suite_results):
+    suite, results = suite_results
     broken = [f"{r.scenario.name}: {r.error}" for r in results if r.raised_at is None]
-    assert not broken, "scenarios that no longer fail where they say:\n" + "\n".join(broken)
+    assert not broken, f"{suite}: scenarios that no longer fail where they say:\n" + "\n".join(broken)
 
 
-def test_figures_do_not_drop_below_the_recorded_ones(results):
-    recorded = json.loads(culprits.RECORD.read_text())
+def test_figures_do_not_drop_below_the_recorded_ones(suite_results):
+    suite, results = suite_results
+    record = json.loads(culprits.RECORD.read_text())
+    recorded = record["holdout"] if suite == "holdout" else record
     now = culprits.summarise(results)
-    detail = "\n" + culprits.table(results) + "\n" + culprits.listing(results)
+    detail = f"\n{suite}:\n" + culprits.table(results) + "\n" + culprits.listing(results)
     assert now["scenarios"] >= recorded["scenarios"], "scenarios were removed" + detail
     assert now["culprits_named"] >= recorded["culprits_named"], \
         f"every culprit named fell below {recorded['culprits_named']}%" + detail

@@ -384,3 +384,37 @@ def test_catastrophic_team_pattern_cannot_hang_the_hook(tmp_path):
     assert "torch-explainer: no known pytorch failure matches this error" in result.stderr
     assert "torch-explainer: rule acme.alternation took over 0.1s to match and was skipped" in result.stderr
     assert elapsed < 30, f"the hook took {elapsed:.1f}s"
+
+
+def test_installed_entry_points_are_read_once_and_an_install_or_an_edit_is_seen(tmp_path, monkeypatch):
+    import importlib.metadata
+
+    from explainer._packs import installed_entry_points
+
+    site = tmp_path / "site"
+    site.mkdir()
+
+    def install(name: str, entries: str) -> None:
+        dist = site / f"{name}-1.0.dist-info"
+        dist.mkdir(exist_ok=True)
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        (dist / "entry_points.txt").write_text(entries)
+        # a later install within the file system's clock tick: time has passed for the folder
+        later = site.stat().st_mtime_ns + 10**9
+        os.utime(site, ns=(later, later))
+
+    install("acme_one", "[explainer.rules]\nacme = acme_one\n")
+    monkeypatch.syspath_prepend(str(site))
+    assert installed_entry_points() == [("acme", "acme_one", "acme_one 1.0")]
+    reads = []
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda **kw: reads.append(kw) or real(**kw))
+    assert installed_entry_points() == [("acme", "acme_one", "acme_one 1.0")]
+    assert reads == [], "the second crash read every distribution's metadata again"
+    install("acme_two", "[explainer.rules]\nbeta = acme_two:PACK\n")
+    assert sorted(installed_entry_points()) == [("acme", "acme_one", "acme_one 1.0"),
+                                                ("beta", "acme_two:PACK", "acme_two 1.0")]
+    assert len(reads) == 1
+    (site / "acme_one-1.0.dist-info" / "entry_points.txt").write_text("[explainer.rules]\nacme = acme_one.rules\n")
+    assert ("acme", "acme_one.rules", "acme_one 1.0") in installed_entry_points()
+    assert len(reads) == 2

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, format_shape, is_tensor, module_frames,
-                        safe_getattr)
+from .._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, format_shape, innermost_user_frame,
+                        is_tensor, module_frames, safe_getattr)
 from . import Evidence, ProbeContext, probe
-from ._operands import failing_layer, frame_tensor, layout_text, module_label, name_of, shape_of
+from ._derived import call_arguments
+from ._operands import ints_in, failing_layer, frame_tensor, layout_text, module_label, name_of, shape_of
 
 
 _TRANSFORMER_LAYERS = ("TransformerEncoderLayer", "TransformerDecoderLayer")
@@ -15,7 +16,7 @@ _TRANSFORMER_LAYERS = ("TransformerEncoderLayer", "TransformerDecoderLayer")
 
 @probe("attention_operands", provides=(
     "module", "module_repr", "embed_dim", "num_heads", "batch_first", "query_name", "query_shape", "key_shape",
-    "got_embed", "layout", "seq_first_layout", "mha_fix", "layer", "layer_fix", "projection_fix"))
+    "got_embed", "layout", "seq_first_layout", "mha_fix", "layer", "layer_fix", "projection_fix", "mask_name"))
 def attention_operands(ctx: ProbeContext) -> Evidence | None:
     """The nn.MultiheadAttention (and the Transformer layer around it), its embed_dim and the query it got."""
     record, module, expr, facts, culprits = failing_layer(ctx, "MultiheadAttention")
@@ -28,6 +29,7 @@ def attention_operands(ctx: ProbeContext) -> Evidence | None:
     if layer is not None:
         facts["layer"] = module_label(ctx, layer, expr)
         culprits.append(describe_module(facts["layer"], layer))
+    _add_mask(ctx, record, facts, culprits)
     query, key, swapped = _query_and_key(record, module, expr, layer_record, batch_first)
     if query is MISSING:
         return Evidence(facts, culprits)
@@ -43,6 +45,33 @@ def attention_operands(ctx: ProbeContext) -> Evidence | None:
             facts["seq_first_layout"] = facts["layout"]
     facts.update(_attention_fixes(facts["got_embed"], embed_dim, heads, batch_first, layer))
     return Evidence(facts, culprits)
+
+
+def _add_mask(ctx: ProbeContext, record: FrameRecord | None, facts: dict[str, Any], culprits: list) -> None:
+    """The mask the message is about, when the user's code holds that very tensor under a name."""
+    local = "attn_mask" if "mask_dims" in ctx.facts else "key_padding_mask" if "expected_len" in ctx.facts else None
+    mask = frame_tensor(record, local) if local else MISSING
+    name = name_of(ctx, mask) if mask is not MISSING else None
+    if name is None and local is not None:
+        # torch converts a bool mask to a float copy: find the caller's keyword argument of the reported shape.
+        name, mask = _mask_argument(ctx, local)
+    if name is not None:
+        facts["mask_name"] = name
+        culprits.append(describe_tensor(name, mask, role=local))
+
+
+def _mask_argument(ctx: ProbeContext, local: str) -> tuple[str | None, Any]:
+    arguments = call_arguments(innermost_user_frame(ctx.records))
+    if arguments is None:
+        return None, MISSING
+    for keyword, found in arguments[2].items():
+        if not keyword.endswith("mask") or ("padding" in keyword) != (local == "key_padding_mask"):
+            continue
+        fits = (found.shape == ints_in(ctx.facts.get("mask_dims", "")) if local == "attn_mask"
+                else found.shape is not None and len(found.shape) == 2 and found.shape[1] == ctx.facts.get("got_len"))
+        if fits and found.text == found.name:
+            return found.name, found.tensor
+    return None, MISSING
 
 
 def _transformer_layer(ctx: ProbeContext, attention: Any) -> tuple[Any, FrameRecord | None]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .._inspect import MISSING, describe_tensor, format_shape, is_tensor, safe_getattr
+from .._inspect import MISSING, describe_tensor, format_shape, innermost_user_frame, is_tensor, safe_getattr
 from . import Evidence, ProbeContext, probe
+from ._derived import call_arguments, pick
+from ._producer import add_producer
 from ._operands import (compact, failing_layer, frame_tensor, ints_in, module_and_input, name_of, shape_of,
                         user_expression)
 
@@ -24,12 +26,14 @@ def _conv_constructor(module: Any, in_channels: int) -> str:
 @probe("conv_operands", provides=(
     "module", "module_repr", "in_channels", "out_channels", "input_name", "input_shape", "input_rank",
     "batched_rank", "channel_dim", "got_channels", "conv_fix", "channels_last_fix", "channels_last_shape",
-    "unsqueeze_fix", "unsqueeze_shape", "gray_fix", "rank_fix", "rank_fix_shape", "producer"))
+    "unsqueeze_fix", "unsqueeze_shape", "gray_fix", "rank_fix", "rank_fix_shape", "producer", "producer_name",
+    "producer_desc", "layer_desc", "call_name", "weight_name", "weight_size",
+    "weight_fit_shape"))
 def conv_operands(ctx: ProbeContext) -> Evidence | None:
     """The nn.ConvNd that refused its input: its channels, the input's name, shape and layout."""
     record, module, expr, facts, culprits = failing_layer(ctx, "_ConvNd")
     if module is None:
-        return None
+        return functional_conv(ctx)
     name = facts["module"]
     in_channels = safe_getattr(module, "in_channels")
     kernel = safe_getattr(module, "kernel_size")
@@ -37,6 +41,7 @@ def conv_operands(ctx: ProbeContext) -> Evidence | None:
     facts["batched_rank"] = spatial + 2
     if isinstance(in_channels, int):
         facts["in_channels"] = in_channels
+        facts["layer_desc"] = f"{type(module).__name__}, in_channels={in_channels}"
     out_channels = safe_getattr(module, "out_channels")
     if isinstance(out_channels, int):
         facts["out_channels"] = out_channels
@@ -54,6 +59,8 @@ def conv_operands(ctx: ProbeContext) -> Evidence | None:
         channel_dim = 1 if rank == spatial + 2 else 0
         got = shape[channel_dim]
         facts.update(channel_dim=channel_dim, got_channels=got, conv_fix=_conv_constructor(module, got))
+        if channel_dim == 1 and got != in_channels:
+            add_producer(ctx, record, module, "channels", got, facts, culprits)
         if input_name and rank == spatial + 2 and shape[-1] == in_channels and got != in_channels:
             order = (0, rank - 1, *range(1, rank - 1))
             facts["channels_last_fix"] = f"{input_name}.permute{order}"
@@ -66,6 +73,43 @@ def conv_operands(ctx: ProbeContext) -> Evidence | None:
     elif input_name:
         _conv_rank_fix(facts, input_name, shape, spatial, in_channels)
     return Evidence(facts, culprits)
+
+
+_FUNCTIONAL_CONV = frozenset({"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                              "conv_transpose3d"})
+
+
+def functional_conv(ctx: ProbeContext) -> Evidence | None:
+    """F.conv2d(x, weight, ...) on the user's line: the input and the weight, as the call names them."""
+    arguments = call_arguments(innermost_user_frame(ctx.records))
+    if arguments is None or arguments[0].rsplit(".", 1)[-1] not in _FUNCTIONAL_CONV:
+        return None
+    given, weight = pick(arguments, 0, "input"), pick(arguments, 1, "weight")
+    found = [a for a in (given, weight) if a is not None]
+    if not found:
+        return None
+    facts: dict[str, Any] = {"call_name": arguments[0]}
+    culprits = [describe_tensor(a.name, a.tensor, role=role) for a, role in ((given, "input"), (weight, "weight"))
+                if a is not None]
+    if weight is not None and weight.shape is not None:
+        facts.update(weight_name=weight.text, weight_size=format_shape(weight.shape))
+    if given is not None and given.shape is not None:
+        shape = given.shape
+        facts.update(input_name=given.text, input_shape=format_shape(shape), input_rank=len(shape))
+        expected = ints_in(ctx.facts.get("expected_channels", ""))
+        if len(shape) >= 3 and expected and shape[-1] == expected[0] and shape[1] != expected[0]:
+            order = (0, len(shape) - 1, *range(1, len(shape) - 1))
+            facts["channels_last_fix"] = f"{_wrapped(given.text)}.permute{order}"
+            facts["channels_last_shape"] = format_shape([shape[i] for i in order])
+        if len(shape) >= 2:
+            facts.update(channel_dim=1, got_channels=shape[1])
+            if weight is not None and weight.shape and ctx.facts.get("groups") in (1, "1"):
+                facts["weight_fit_shape"] = format_shape([weight.shape[0], shape[1], *weight.shape[2:]])
+    return Evidence(facts, culprits)
+
+
+def _wrapped(text: str) -> str:
+    return text if text.replace(".", "").replace("_", "").isalnum() else f"({text})"
 
 
 def _conv_rank_fix(facts: dict[str, Any], name: str, shape: list[int], spatial: int, in_channels: Any) -> None:

@@ -1,11 +1,10 @@
-"""Probes for the data, distributed and numerics families: checkpoints, loaders, labels, DDP, NaN."""
+"""Probes for the data, distributed and numerics families: loaders, labels, DDP, NaN (checkpoints: checkpoint.py)."""
 
 from __future__ import annotations
 
-import os
-import pathlib
 import re
 import sys
+import types
 from typing import Any, Iterator
 
 from .._inspect import (MISSING, FrameRecord, child_modules, describe_module, describe_tensor, failing_expression,
@@ -18,8 +17,6 @@ MAX_KEYS_SHOWN = 8
 MAX_SCAN_NUMEL = 10_000_000
 MAX_TENSORS_SCANNED = 200
 
-STATE_DICT_KEYS_RE = r'(Missing|Unexpected) key\(s\) in state_dict: ((?:"[^"]*"(?:, )?)+)'
-KEY_RE = r'"([^"]*)"'
 PARAM_INDICES_RE = r"Parameter indices which did not receive grad for rank (\d+): ([\d ]+)"
 KILLED_RE = r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<signal>[^.]+)\."
 
@@ -39,105 +36,14 @@ def _user_call(ctx: ProbeContext):
     return user, (expr if expr is not None and expr.kind == "call" else None)
 
 
-def _shown(keys: list[str]) -> str:
-    text = ", ".join(keys[:MAX_KEYS_SHOWN])
-    return text + (f" and {len(keys) - MAX_KEYS_SHOWN} more" if len(keys) > MAX_KEYS_SHOWN else "")
-
-
-# --- state_dict keys --------------------------------------------------------------------------
-
-def parse_state_dict_keys(message: str) -> tuple[list[str], list[str]]:
-    missing: list[str] = []
-    unexpected: list[str] = []
-    for kind, keys in re.findall(STATE_DICT_KEYS_RE, message):
-        (missing if kind == "Missing" else unexpected).extend(re.findall(KEY_RE, keys))
-    return missing, unexpected
-
-
-def key_prefix(missing: list[str], unexpected: list[str]) -> tuple[str, str] | None:
-    """('module.', 'checkpoint') when the checkpoint's keys are the model's behind one prefix
-    (DataParallel, DDP, torch.compile's '_orig_mod.'); 'model' when the model's keys carry it."""
-    for extra, plain, side in ((unexpected, missing, "checkpoint"), (missing, unexpected, "model")):
-        wanted = set(plain)
-        for other in plain:
-            first = extra[0] if extra else ""
-            if not first.endswith("." + other):
-                continue
-            prefix = first[: -len(other)]
-            stripped = {k[len(prefix):] for k in extra if k.startswith(prefix)}
-            if len(stripped) == len(extra) and len(stripped & wanted) * 2 >= len(wanted):
-                return prefix, side
-    return None
-
-
-def renamed_prefix(missing: list[str], unexpected: list[str]) -> tuple[str, str] | None:
-    """(old, new) when the unexpected keys are the missing ones with one leading path renamed."""
-    counts: dict[tuple[str, str], int] = {}
-    for old in unexpected:
-        old_parts = old.split(".")
-        for new in missing:
-            new_parts = new.split(".")
-            tail = 0
-            while tail < min(len(old_parts), len(new_parts)) - 1 and old_parts[-1 - tail] == new_parts[-1 - tail]:
-                tail += 1
-            if tail:
-                pair = (".".join(old_parts[:-tail]) + ".", ".".join(new_parts[:-tail]) + ".")
-                counts[pair] = counts.get(pair, 0) + 1
-    if not counts:
-        return None
-    pair, count = max(counts.items(), key=lambda item: item[1])
-    return pair if count * 2 >= len(missing) else None
-
-
-@probe("state_dict_keys", provides=("missing_keys", "unexpected_keys", "missing_count", "unexpected_count",
-                                     "key_prefix", "prefix_side", "renamed_from", "renamed_to", "model_name",
-                                     "checkpoint_name"))
-def state_dict_keys(ctx: ProbeContext) -> Evidence | None:
-    """The key lists of a failed load_state_dict, what relates them, and the names the user gave."""
-    missing, unexpected = parse_state_dict_keys(_message(ctx.exception))
-    if not missing and not unexpected:
-        return None
-    facts = _key_analysis(missing, unexpected)
-    culprits = []
-    _, expr = _user_call(ctx)
-    if expr is not None and expr.callee is not None and expr.callee.text.endswith(".load_state_dict"):
-        facts["model_name"] = expr.callee.text.rsplit(".", 1)[0]
-        model = resolve_text(facts["model_name"], _locals(ctx))
-        if is_module(model):
-            culprits.append(describe_module(facts["model_name"], model))
-        if expr.operands:
-            facts["checkpoint_name"] = expr.operands[0].text
-    return Evidence(facts, culprits)
-
-
-@probe("state_dict_key_lists", provides=("missing_keys", "unexpected_keys", "missing_count", "unexpected_count",
-                                          "key_prefix", "prefix_side", "renamed_from", "renamed_to"), live=False)
-def state_dict_key_lists(ctx: ProbeContext) -> Evidence | None:
-    """The same key analysis as state_dict_keys, from the key lists a pattern captured (a pasted message)."""
-    missing = re.findall(KEY_RE, str(ctx.facts.get("missing_list", "")))
-    unexpected = re.findall(KEY_RE, str(ctx.facts.get("unexpected_list", "")))
-    if not missing and not unexpected:
-        return None
-    return Evidence(_key_analysis(missing, unexpected))
-
-
-def _key_analysis(missing: list[str], unexpected: list[str]) -> dict[str, Any]:
-    """The two key lists, and what relates them: a prefix on one side, or a renamed submodule."""
-    facts: dict[str, Any] = {"missing_keys": _shown(missing), "unexpected_keys": _shown(unexpected),
-                             "missing_count": len(missing), "unexpected_count": len(unexpected)}
-    prefix = key_prefix(missing, unexpected)
-    if prefix is not None:
-        facts["key_prefix"], facts["prefix_side"] = prefix
-    elif missing and unexpected:
-        renamed = renamed_prefix(missing, unexpected)
-        if renamed is not None:
-            facts["renamed_from"], facts["renamed_to"] = renamed
-    return facts
-
-
 def _locals(ctx: ProbeContext) -> dict[str, Any]:
     user = innermost_user_frame(ctx.records)
     return user.locals if user is not None else {}
+
+
+def _shown(keys: list[str]) -> str:
+    text = ", ".join(keys[:MAX_KEYS_SHOWN])
+    return text + (f" and {len(keys) - MAX_KEYS_SHOWN} more" if len(keys) > MAX_KEYS_SHOWN else "")
 
 
 # --- modules and parameters -------------------------------------------------------------------
@@ -263,6 +169,52 @@ def class_target(ctx: ProbeContext) -> Evidence | None:
     return Evidence(facts, culprits)
 
 
+# --- DataLoaders -------------------------------------------------------------------------------
+
+def _failing_loader(ctx: ProbeContext) -> tuple[str, Any] | None:
+    """(name, DataLoader) the failing user line iterates: a name on that line, else a local of its frame."""
+    cls = getattr(sys.modules.get("torch.utils.data"), "DataLoader", None)
+    user = innermost_user_frame(ctx.records)
+    if cls is None or user is None:
+        return None
+    namespace = user.namespace()
+    for name in re.findall(r"[A-Za-z_][\w.]*", user.segment() or ""):
+        value = resolve_text(name, namespace)
+        if issubclass(type(value), cls):
+            return name, value
+    return find_local_instance(ctx.records, "torch.utils.data", "DataLoader")
+
+
+def _callable_name(value: Any) -> str:
+    """A function's qualified name, read only from plain functions (nothing of the user's runs)."""
+    if isinstance(value, types.FunctionType):
+        return value.__qualname__
+    return type(value).__name__
+
+
+@probe("dataloader", provides=("loader_name", "batch_size", "dataset_type", "collate_name", "num_workers"))
+def dataloader(ctx: ProbeContext) -> Evidence | None:
+    """The DataLoader whose batch failed: its name, batch size, dataset class and collate_fn."""
+    found = _failing_loader(ctx)
+    if found is None:
+        return None
+    name, loader = found
+    facts: dict[str, Any] = {"loader_name": name}
+    for key in ("batch_size", "num_workers"):
+        if type(safe_getattr(loader, key)) is int:
+            facts[key] = safe_getattr(loader, key)
+    dataset = safe_getattr(loader, "dataset")
+    if dataset is not MISSING:
+        facts["dataset_type"] = type(dataset).__name__
+    collate = safe_getattr(loader, "collate_fn")
+    if collate is not MISSING:
+        facts["collate_name"] = _callable_name(collate)
+    shown = ", ".join(f"{key}={facts[key]}" for key in ("dataset_type", "batch_size", "num_workers", "collate_name")
+                      if key in facts).replace("dataset_type=", "dataset=").replace("collate_name=", "collate_fn=")
+    return Evidence(facts, [{"name": name, "kind": "DataLoader", "type": type(loader).__name__,
+                             "repr": f"DataLoader({shown})"}])
+
+
 # --- DataLoader workers -----------------------------------------------------------------------
 
 @probe("worker_exit_cause", provides=("signal", "pid"))
@@ -357,86 +309,3 @@ def nonfinite_tensors(ctx: ProbeContext) -> Evidence | None:
     if not found:
         return None
     return Evidence({"nonfinite": _shown(found), "first_nonfinite": found[0].split(" (")[0]}, culprits)
-
-
-# --- checkpoint files -------------------------------------------------------------------------
-
-# What the first byte of a file that is not a checkpoint usually says about it.
-FIRST_BYTE_MEANINGS = {
-    "<": "an HTML or XML page (a download link that returned a web page: a login, quota or error page)",
-    "v": "a Git LFS pointer file ('version https://git-lfs...'): the repository was cloned without `git lfs pull`",
-    "\\x0a": "a text file starting with an empty line (a pointer, a log or an error message saved under the checkpoint's name)",
-    "\\n": "a text file starting with an empty line (a pointer, a log or an error message saved under the checkpoint's name)",
-    "{": "a JSON file (a config or an error response), not the weights",
-    "\\x00": "a file that starts with zero bytes: an incomplete download or a preallocated, never written file",
-    "\\x1f": "a gzip-compressed file: decompress it first",
-    "P": "a zip archive that torch's legacy loader was given: it is probably truncated or corrupt",
-}
-
-
-def _byte_text(operand: int) -> str:
-    """How pickle's 'invalid load key' would print the byte: the character, or its \\x escape."""
-    char = chr(operand)
-    return char if char.isprintable() and operand < 128 else f"\\x{operand:02x}"
-
-
-CHECKPOINT_HEAD_BYTES = 16
-
-
-def _human_size(size: int) -> str:
-    for unit in ("bytes", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size} bytes"
-
-
-@probe("checkpoint_file", provides=("checkpoint_path", "checkpoint_size", "checkpoint_head"))
-def checkpoint_file(ctx: ProbeContext) -> Evidence | None:
-    """The file torch.load was reading (from its own frame), its size and first bytes.
-
-    Only a str or pathlib path is read: a file-like object of the user's is never touched.
-    """
-    for record in reversed(ctx.records):
-        if record.is_user or record.name != "load" or "serialization" not in record.filename:
-            continue
-        target = dict.get(record.locals, "f", MISSING)
-        if type(target) is str:
-            path = target
-        elif type(target) in (pathlib.PosixPath, pathlib.WindowsPath, pathlib.Path):
-            path = str(target)
-        else:
-            return None
-        try:
-            size = os.stat(path).st_size
-            with open(path, "rb") as handle:
-                head = handle.read(CHECKPOINT_HEAD_BYTES)
-        except OSError:
-            return None
-        facts = {"checkpoint_path": path, "checkpoint_size": _human_size(size), "checkpoint_head": repr(head)}
-        culprits = [{"name": path, "kind": "file", "size": size, "repr": f"file of {_human_size(size)} starting {head!r}"}]
-        return Evidence(facts, culprits)
-    return None
-
-
-@probe("checkpoint_first_byte", provides=("load_key", "file_kind"), live=False)
-def checkpoint_first_byte(ctx: ProbeContext) -> Evidence | None:
-    """What kind of file torch.load was given, from the byte pickle choked on.
-
-    'invalid load key, X' names the byte; the weights-only unpickler's 'Unsupported operand N' names
-    its code: 60 is '<', the start of an HTML page.
-    """
-    key = ctx.facts.get("load_key")
-    operand = ctx.facts.get("operand")
-    if key is None and operand not in (None, ""):
-        try:
-            key = _byte_text(int(operand))
-        except (TypeError, ValueError, OverflowError):
-            return None
-    if key is None:
-        return None
-    facts: dict[str, Any] = {"load_key": key}
-    meaning = FIRST_BYTE_MEANINGS.get(key)
-    if meaning is not None:
-        facts["file_kind"] = meaning
-    return Evidence(facts)

@@ -180,8 +180,15 @@ def gather(ctx: ProbeContext) -> tuple[list[Holding], list[Holding], Any]:
 
 
 def _operand_holdings(expr) -> list[Holding]:
-    return [Holding(op.text, op.value, "operand") for op in (expr.operands if expr is not None else [])
-            if is_tensor(op.value)]
+    """The failing call's tensor operands, and the tensors in a plain list or tuple operand (`torch.stack(outs)`)."""
+    found = []
+    for op in expr.operands if expr is not None else []:
+        if is_tensor(op.value):
+            found.append(Holding(op.text, op.value, "operand"))
+        elif type(op.value) in (list, tuple):
+            found += [Holding(f"{op.text}[{i}]", item, "operand") for i, item in enumerate(op.value[:MAX_TENSORS])
+                      if is_tensor(item)]
+    return found
 
 
 def _module_inputs(frames: list[tuple[FrameRecord, Any]], records: list[FrameRecord]) -> list[Holding]:

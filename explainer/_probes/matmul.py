@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .._inspect import (MISSING, Operand, describe_module, describe_tensor, failing_expression, format_shape,
-                        innermost_user_frame, is_tensor, module_repr, name_module, resolve_text, safe_getattr)
+from .._inspect import (MISSING, describe_module, describe_tensor, failing_expression, format_shape,
+                        innermost_user_frame, is_tensor, module_repr, name_module, safe_getattr)
 from . import Evidence, ProbeContext, probe
 from ._operands import call_operands, failing_module, shape_of, user_expression
+from ._derived import tensor_arguments
+from ._producer import add_producer
 
 
 def _input_operand(ctx: ProbeContext, module, torch_record):
@@ -36,7 +38,8 @@ def _input_operand(ctx: ProbeContext, module, torch_record):
 
 @probe("linear_operands", provides=("module", "module_repr", "in_features", "out_features", "input_name",
                                      "input_shape", "got_features", "call", "left_name", "right_name",
-                                     "left_shape", "right_shape"))
+                                     "left_shape", "right_shape", "producer", "producer_name", "producer_desc",
+                                     "layer_desc", "flatten_spatial", "fit_pool", "fit_pool_size"))
 def linear_operands(ctx: ProbeContext) -> Evidence | None:
     """The nn.Linear (or F.linear / matmul operands) behind a matrix-multiply shape error."""
     torch_record, module = failing_module(ctx, "Linear")
@@ -49,6 +52,7 @@ def linear_operands(ctx: ProbeContext) -> Evidence | None:
     facts = {"module": module_name, "module_repr": module_repr(module)}
     if isinstance(in_features, int):
         facts["in_features"] = in_features
+        facts["layer_desc"] = f"Linear, in_features={in_features}"
     if isinstance(out_features, int):
         facts["out_features"] = out_features
     culprits = [describe_module(module_name, module)]
@@ -58,6 +62,9 @@ def linear_operands(ctx: ProbeContext) -> Evidence | None:
         facts["got_features"] = shape[-1] if shape else 0
         facts["input_name"] = input_name or "the input"
         culprits.append(describe_tensor(input_name or "input", value))
+        if facts["got_features"] != in_features:
+            add_producer(ctx, torch_record, module, "features", facts["got_features"], facts, culprits,
+                         in_features)
     if expr is not None:
         facts["call"] = expr.text
     return Evidence(facts, culprits)
@@ -88,40 +95,43 @@ def bmm_operands(ctx: ProbeContext) -> Evidence | None:
     record, expr = user_expression(ctx)
     if expr is None or expr.kind not in ("binop", "call"):
         return None
-    operands = list(expr.operands)
-    method = None
-    if expr.kind == "call" and expr.callee is not None and "." in expr.callee.text:
-        base, method = expr.callee.text.rsplit(".", 1)
-        receiver = resolve_text(base, record.namespace())
-        if is_tensor(receiver):
-            operands = [Operand(base, receiver)] + operands
-    tensors = [op for op in operands if is_tensor(op.value)][-2:]
-    if len(tensors) < 2:
+    found = tensor_arguments(record)[-2:]
+    if len(found) < 2:
         return None
-    left, right = tensors
-    sl, sr = shape_of(left.value), shape_of(right.value)
-    facts: dict[str, Any] = {"left_name": left.text, "left_shape": format_shape(sl), "right_name": right.text,
-                             "right_shape": format_shape(sr), "call": expr.text}
-    culprits = [describe_tensor(left.text, left.value), describe_tensor(right.text, right.value)]
+    left, right = found
+    culprits = [describe_tensor(left.name, left.tensor)]
+    if right.tensor is not left.tensor:
+        culprits.append(describe_tensor(right.name, right.tensor))
+    facts: dict[str, Any] = {"left_name": left.text, "right_name": right.text, "call": expr.text}
+    sl, sr = left.shape, right.shape
+    if sl is None or sr is None:
+        return Evidence(facts, culprits)
+    facts.update(left_shape=format_shape(sl), right_shape=format_shape(sr))
+    method = expr.callee.text.rsplit(".", 1)[1] if expr.kind == "call" and "." in expr.callee.text else None
     if len(sl) >= 2 and len(sr) >= 2:
-        if sl[:-2] != sr[:-2]:
-            facts["batch_fix"] = (f"{left.text} has batch dimensions {format_shape(sl[:-2])} and {right.text} has "
-                                  f"{format_shape(sr[:-2])}: they must be equal (or 1, with torch.matmul)")
-        elif sr[-1] == sl[-1] and sr[-2] != sl[-1]:
-            transposed = f"{_wrapped(right.text)}.transpose(-2, -1)"
-            if expr.kind == "binop":
-                fixed = f"{left.text} @ {transposed}"
-            elif method is not None and expr.callee.text == f"{left.text}.{method}":
-                fixed = f"{left.text}.{method}({transposed})"
-            else:
-                fixed = f"{expr.callee.text}({left.text}, {transposed})"
-            facts.update(fixed_call=fixed, fixed_shape=format_shape(sl[:-1] + [sr[-2]]))
-        elif sl[-2] == sr[-2] and sl[-1] != sr[-2]:
-            transposed = f"{_wrapped(left.text)}.transpose(-2, -1)"
-            fixed = (f"{transposed} @ {right.text}" if expr.kind == "binop"
-                     else f"{expr.callee.text}({transposed}, {right.text})")
-            facts.update(fixed_call=fixed, fixed_shape=format_shape(sl[:-2] + [sl[-1], sr[-1]]))
+        facts.update(_bmm_fix(expr, method, left.text, right.text, sl, sr))
     return Evidence(facts, culprits)
+
+
+def _bmm_fix(expr, method: str | None, left: str, right: str, sl: list[int], sr: list[int]) -> dict[str, Any]:
+    if sl[:-2] != sr[:-2]:
+        return {"batch_fix": f"{left} has batch dimensions {format_shape(sl[:-2])} and {right} has "
+                             f"{format_shape(sr[:-2])}: they must be equal (or 1, with torch.matmul)"}
+    if sr[-1] == sl[-1] and sr[-2] != sl[-1]:
+        transposed = f"{_wrapped(right)}.transpose(-2, -1)"
+        if expr.kind == "binop":
+            fixed = f"{left} @ {transposed}"
+        elif method is not None and expr.callee.text == f"{left}.{method}":
+            fixed = f"{left}.{method}({transposed})"
+        else:
+            fixed = f"{expr.callee.text}({left}, {transposed})"
+        return {"fixed_call": fixed, "fixed_shape": format_shape(sl[:-1] + [sr[-2]])}
+    if sl[-2] == sr[-2] and sl[-1] != sr[-2]:
+        transposed = f"{_wrapped(left)}.transpose(-2, -1)"
+        fixed = (f"{transposed} @ {right}" if expr.kind == "binop"
+                 else f"{expr.callee.text}({transposed}, {right})")
+        return {"fixed_call": fixed, "fixed_shape": format_shape(sl[:-2] + [sl[-1], sr[-1]])}
+    return {}
 
 
 # --- mm / addmm operand rank ----------------------------------------------------------------------

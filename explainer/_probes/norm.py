@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from .._inspect import MISSING
+from .._inspect import MISSING, safe_getattr
 from . import Evidence, ProbeContext, probe
-from ._operands import ints_in, join_dims, module_and_input, shape_of
+from ._operands import failing_module, ints_in, join_dims, module_and_input, shape_of
+from ._producer import add_producer
 
 
 @probe("layer_norm_fix", provides=("norm_fix", "norm_tail"), live=False)
@@ -25,7 +26,8 @@ def layer_norm_operands(ctx: ProbeContext) -> Evidence | None:
     return Evidence(facts, culprits) if module is not None else None
 
 
-@probe("batchnorm_operands", provides=("module", "module_repr", "input_name", "input_shape", "bn_fix"))
+@probe("batchnorm_operands", provides=("module", "module_repr", "input_name", "input_shape", "bn_fix", "producer",
+                                        "producer_name", "producer_desc", "layer_desc"))
 def batchnorm_operands(ctx: ProbeContext) -> Evidence | None:
     """The BatchNorm whose num_features differs from its input's channels (dimension 1)."""
     facts, culprits, module, value = module_and_input(ctx, "_NormBase")
@@ -34,4 +36,9 @@ def batchnorm_operands(ctx: ProbeContext) -> Evidence | None:
     shape = shape_of(value) if value is not MISSING else []
     if len(shape) >= 2:
         facts["bn_fix"] = f"nn.{type(module).__name__}({shape[1]})"
+        num_features = safe_getattr(module, "num_features")
+        if isinstance(num_features, int) and num_features != shape[1]:
+            facts["layer_desc"] = f"{type(module).__name__}, num_features={num_features}"
+            record, _ = failing_module(ctx, "_NormBase")
+            add_producer(ctx, record, module, "channels", shape[1], facts, culprits)
     return Evidence(facts, culprits)

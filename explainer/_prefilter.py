@@ -1,0 +1,105 @@
+"""The literal prefilter: the plain text every match of a pattern must contain, read from the pattern's
+syntax tree, so that matching can skip (and never compile) a pattern whose required text is absent."""
+
+from __future__ import annotations
+
+import re
+
+MAX_ALTERNATIVES = 16
+MIN_RUN = 2
+# First in an alternative whose runs are to be looked for in the case-folded text (a pattern that
+# ignores case); a run is never empty, and the empty string is in any text.
+IGNORE_CASE = ""
+
+
+def required_runs(source: str) -> list[list[str]] | None:
+    """What every match of the pattern must contain, as alternatives of plain-text runs: the pattern can
+    match text only if, for one alternative, every run is in the text. None: no shortcut.
+
+    Read from the pattern's syntax tree (the standard library's parser; a pattern it cannot read gives
+    None, which only means "no shortcut"; one that ignores case, its ASCII runs case-folded, marked
+    IGNORE_CASE). Runs inside optional parts, classes, backreferences and lookarounds are not required;
+    alternation gives alternatives.
+    """
+    try:
+        from re import _parser as parser  # the stdlib's own; private, so any failure means "no shortcut"
+
+        # group names do not change what is required, and `regex` allows one name twice; a backreference
+        # requires nothing (in its place, text of any length, which also ends the run before it)
+        tree = parser.parse(re.sub(r"\(\?P=\w+\)", "(?:.*)", re.sub(r"\(\?P<\w+>", "(?:", source)))
+        found = _requirements(list(tree), parser)
+    except Exception:
+        return None
+    if not found or any(not alternative for alternative in found):
+        return None
+    if tree.state.flags & re.IGNORECASE:
+        # Plain-ASCII runs, looked for in the case-folded text: any text the pattern matches holds them.
+        if not all(run.isascii() for alternative in found for run in alternative):
+            return None
+        found = [{IGNORE_CASE, *(run.casefold() for run in alternative)} for alternative in found]
+    # an alternative that holds more than another adds nothing: the smaller one is tried first anyway
+    minimal = {frozenset(a) for a in found if not any(b < a for b in found)}
+    return sorted(sorted(alternative) for alternative in minimal)
+
+
+def _requirements(items: list, parser) -> list[set[str]]:
+    """Alternatives (sets of runs) a sequence of parsed items requires; past MAX_ALTERNATIVES, the runs
+    they all share."""
+    constants = parser  # opcode names are module constants there
+    result: list[set[str]] = [set()]
+    run: list[str] = []
+
+    def close() -> None:
+        if len(run) >= MIN_RUN:
+            for alternative in result:
+                alternative.add("".join(run))
+        run.clear()
+
+    for op, value in items:
+        if op is constants.LITERAL:
+            run.append(chr(value))
+            continue
+        close()
+        inner: list[set[str]] = []
+        if op is constants.SUBPATTERN:
+            _group, add_flags, _del_flags, body = value
+            if not add_flags & re.IGNORECASE:
+                inner = _requirements(list(body), parser)
+        elif op in (constants.MAX_REPEAT, constants.MIN_REPEAT, constants.POSSESSIVE_REPEAT):
+            low, _high, body = value
+            if low >= 1:
+                inner = _requirements(list(body), parser)
+        elif op is constants.ATOMIC_GROUP:
+            inner = _requirements(list(value), parser)
+        elif op is constants.BRANCH:
+            inner = [alternative for branch in value[1] for alternative in _requirements(list(branch), parser)]
+        if inner:
+            result = _combined(result, inner)
+    close()
+    return result
+
+
+def _combined(before: list[set[str]], inner: list[set[str]]) -> list[set[str]]:
+    """What a sequence requires from what its start and its next item each require. Past MAX_ALTERNATIVES
+    alternatives, what either part requires on its own (the start's first), else what all share."""
+    product = [a | b for a in before for b in inner]
+    if len(product) <= MAX_ALTERNATIVES:
+        return product
+    for part in (before, inner):
+        if len(part) <= MAX_ALTERNATIVES and all(part):
+            return part
+    return [set.intersection(*product)]  # what every alternative needs: still required
+
+
+def text_may_match(required: list[list[str]] | None, text: str) -> bool:
+    if required is None:
+        return True
+    folded = None
+    for alternative in required:
+        haystack = text
+        if alternative[0] == IGNORE_CASE:  # sorted first: the empty string
+            folded = text.casefold() if folded is None else folded
+            haystack = folded
+        if all(run in haystack for run in alternative):
+            return True
+    return False
