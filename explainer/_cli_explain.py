@@ -9,7 +9,8 @@ from typing import Iterable, TextIO
 
 from ._diagnosis import Diagnosis
 from ._explain import explain_text, rerender
-from ._logscan import FoundError, comfyui_node, dedupe_key, scan_blocks
+from ._logpatterns import comfyui_node
+from ._logscan import FoundError, dedupe_key, scan_blocks
 from ._render import add_format_argument, render_json, render_text, use_colour
 from ._textframes import looks_like_library_path
 

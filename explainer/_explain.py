@@ -164,7 +164,7 @@ def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: Rul
     user frame (the `for batch in loader:` line), given as fallback. The wrapper is the main process's own
     exception: live, its rule's probes read the main process's frames (records, exc), where the loader is.
     """
-    from ._logscan import WORKER_RE
+    from ._logpatterns import WORKER_RE
 
     head, inner = embedded
     worker = WORKER_RE.search(head)

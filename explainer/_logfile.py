@@ -2,7 +2,7 @@
 
 `grep -F` searches a file for many fixed strings at once far faster than Python can, so for a large
 file it runs alongside the reader and reports the byte offsets of the trigger literals
-(_logscan.TRIGGER_LITERALS); blocks of the file with none of them, read while no error is open, are
+(_logpatterns.TRIGGER_LITERALS); blocks of the file with none of them, read while no error is open, are
 counted and skipped without being decoded. Without grep, or if it fails, the file is read the plain
 way; the errors found are the same either way.
 """
@@ -14,7 +14,8 @@ import shutil
 import subprocess
 from typing import IO, Iterator
 
-from ._logscan import TRIGGER_LITERALS, SkippableBlock
+from ._logpatterns import TRIGGER_LITERALS
+from ._logscan import SkippableBlock
 
 GREP_MIN_BYTES = 16 << 20  # below this, starting grep costs more than it saves
 BLOCK_BYTES = 1 << 20

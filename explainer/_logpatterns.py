@@ -1,0 +1,113 @@
+"""The patterns the log scanner reads lines with: log prefixes, one-line markers, openers, error headers.
+
+Knowledge of what torch and the tools around it print; the scanning logic is in _logscan.
+"""
+
+from __future__ import annotations
+
+import re
+
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+RANK_RE = re.compile(r"^\s*\[(?:rank|default)(?P<rank>\d+)\]:\s?")
+PREFIX_RES = [
+    # 2024-05-01 10:00:00,123 - trainer - ERROR - ...   /  [2024-05-01 10:00:00] ERROR: ...
+    re.compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
+               r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*)?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)\]?)\s*[-|:]?)?\s*"),
+    # glog: E0501 10:00:00.123456 1234 file.cpp:12] ...
+    re.compile(r"^[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+[^\]]+\]\s*"),
+    # ERROR:root:...  /  ERROR: ...
+    re.compile(r"^(?:ERROR|CRITICAL|FATAL):(?:[\w.]+:)?\s*"),
+    # bracketed glog, as ProcessGroupNCCL prints it: [E501 10:10:05.408271257 ProcessGroupNCCL.cpp:607]
+    # and, in older versions, [E ProcessGroupNCCL.cpp:737]
+    re.compile(r"^\[[EWIF](?:\d{4} \d{2}:\d{2}:\d{2}\.\d+)?\s*(?:\d+\s+)?[\w./-]+:\d+\]\s*"),
+    # markdown quotes
+    re.compile(r"^>\s?"),
+]
+CONTINUATION_PREFIXES = (PREFIX_RES[-1],)  # a quoted line continues the quote; others start a record
+# Messages some components log without a 'SomeError:' header. Each pattern has a 'message' group
+# (where the explained text starts) and may have a 'rank' group.
+MARKER_RES = [
+    re.compile(r"(?:\[Rank (?P<rank>\d+)\]\s*)?(?:NCCL watchdog thread terminated with exception: "
+               r"(?:\[Rank \d+\]\s*)?)?(?P<message>Watchdog caught collective operation timeout: .*)"),
+    # The NCCL heartbeat monitor, when the watchdog itself hangs.
+    re.compile(r"(?:\[PG [^\]]*?Rank (?P<rank>\d+)\]\s*)?(?P<message>(?:ProcessGroup\w*'s watchdog got stuck for \d+ ?"
+               r"seconds|Heartbeat monitor timed out).*)"),
+    # c10d's TCPStore client, before the rendezvous error that reports it.
+    re.compile(r"(?P<message>The client socket has timed out after \d+m?s while trying to connect to .*)"),
+    # A DataLoader worker's dying words, written by its signal handler.
+    re.compile(r"(?P<message>Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker.*)"),
+    # torch.distributed.elastic's agent, when a worker dies: the exit code and the signal, before the summary.
+    re.compile(r"(?P<message>failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\) of binary: .*)"),
+    # A CUDA kernel's own assertion, printed (once per thread) before "device-side assert triggered".
+    # (a paste in markdown inline code loses the backticks around the condition)
+    re.compile(r"(?P<message>[^\s`]*\.cuh?:\d+:.*?Assertion\s*(?:`.*?`|\S.*?)\s*failed\.?)"),
+]
+# Records that begin without a 'SomeError:' line and may go on over the next lines: a warning as
+# `warnings` prints it ("path.py:12: UserWarning: text"), VS Code's "Exception has occurred: Type".
+# The 'message' group is where the explained text starts.
+OPENER_RES = [
+    re.compile(r"^(?P<path>\S.*?\.py):(?P<line>\d+): (?P<message>[A-Z]\w*Warning:.*)$"),
+    re.compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*$"),
+    # A DataLoader worker's re-raise pasted without its 'SomeError:' prefix; its Original Traceback follows.
+    re.compile(r"^(?P<message>Caught [A-Z]\w* in DataLoader worker process \d+\.?)\s*$"),
+]
+VSCODE_OPENER = OPENER_RES[1]
+# Anything that could begin an error: a block of log without any of these is skipped unread.
+# A frame line counts: pasted tracebacks often lose their first line.
+# Every marker's and opener's words must be here, or block scanning skips what line scanning finds.
+# Plain strings, so that a file can be searched for them by grep -F (explainer/_logfile.py) as well as here.
+TRIGGER_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failure", "Warning", "Watchdog caught",
+                    "watchdog got stuck", "Heartbeat monitor timed out", "client socket has timed out",
+                    "Assertion", "发生异常", "exitcode", "encountered in worker", "File ", '", line ', ".py in ",
+                    "<ipython-input-")
+TRIGGER_RE = re.compile("|".join(re.escape(literal) for literal in TRIGGER_LITERALS))
+INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
+TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
+EXCEPTION_RE = re.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning)|Exception|"
+    r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
+# Parts of a message that torch prints after a blank line (dynamo's "from user code:" and its hints).
+# ComfyUI names the node that failed: "Error occurred when executing SUPIR_Upscale:" (before 2024), or its
+# error report's "- **Node Type:** ExpressionEditor".
+COMFY_NODE_RE = re.compile(r"^\s*(?:Error occurred when executing (?P<running>[\w.\- ]+?):|"
+                           r"[-*]?\s*\**Node Type:\**\s*(?P<type>[\w.\-]+))\s*$")
+AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceback:|Set TORCH_LOGS=|"
+                            r"Set torch\._dynamo\.config\.|You can suppress this exception|"
+                            # torch.onnx.export's report: "## Exception summary", then "<class 'KeyError'>: ..."
+                            r"## Exception summary|<class '[\w.]+'>: )")
+CHAIN_RE = re.compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
+EMBEDDED_RE = re.compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent call last\):\s*\n(?P<rest>.*)\Z", re.S)
+WORKER_RE = re.compile(r"in DataLoader worker process (?P<worker>\d+)")
+# What differs between copies of one error printed by several ranks or worker processes.
+DEDUPE_RES = [
+    (re.compile(r"(?i)\b(rank|process|pid)\s*[=:]?\s*\d+"), r"\1 N"),
+    (re.compile(r"\bpid\(s\) [\d, ]+"), "pid(s) N"),
+    (re.compile(r"\bran for \d+ milliseconds"), "ran for N milliseconds"),
+    (re.compile(r"block: \[[\d,\s]+\], thread: \[[\d,\s]+\]"), "block: N, thread: N"),
+]
+
+
+def opener_match(line: str) -> re.Match | None:
+    return _first_match(OPENER_RES, line)
+
+
+def marker_match(line: str) -> re.Match | None:
+    return _first_match(MARKER_RES, line)
+
+
+def _first_match(patterns: list[re.Pattern], line: str) -> re.Match | None:
+    # The opener patterns anchor themselves with ^; markers may sit anywhere in the line.
+    for pattern in patterns:
+        found = pattern.search(line)
+        if found:
+            return found
+    return None
+
+
+def comfyui_node(text: str) -> str:
+    """The ComfyUI node a pasted message names, or ""."""
+    for line in text.splitlines():
+        node = COMFY_NODE_RE.match(line)
+        if node is not None:
+            return node.group("running") or node.group("type")
+    return ""
