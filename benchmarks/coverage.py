@@ -118,8 +118,9 @@ def what_was_said(diagnosis) -> str:
     """Everything the text output shows: title, summary, the 'at' / 'raised in' lines, culprits, fixes."""
     culprits = " ".join(json.dumps(c, ensure_ascii=False) for c in diagnosis.culprits)
     places = [diagnosis.location.to_dict()] if diagnosis.location else []
-    places += [diagnosis.facts[k] for k in ("raised_in", "called_via", "reraised_at", "torch_source")
-               if isinstance(diagnosis.facts.get(k), dict)]
+    from explainer._render import FRAME_FACTS
+
+    places += [diagnosis.facts[k] for k, _ in FRAME_FACTS if isinstance(diagnosis.facts.get(k), dict)]
     where = " ".join(f"{p['file']}:{p['line']} in {p.get('function', '')} {p['code']}" for p in places)
     node = f"in ComfyUI node {diagnosis.facts['comfyui_node']}" if diagnosis.facts.get("comfyui_node") else ""
     return " ".join([diagnosis.title, diagnosis.summary, where, node, *diagnosis.fixes, culprits])

@@ -104,10 +104,14 @@ def _first_match(patterns: list[re.Pattern], line: str) -> re.Match | None:
     return None
 
 
+def node_named(line: str) -> str:
+    """The ComfyUI node a line names ("Error occurred when executing X:", "Node Type: X"), or ""."""
+    if "Node Type" not in line and "when executing" not in line:
+        return ""
+    node = COMFY_NODE_RE.match(line)
+    return (node.group("running") or node.group("type")) if node is not None else ""
+
+
 def comfyui_node(text: str) -> str:
     """The ComfyUI node a pasted message names, or ""."""
-    for line in text.splitlines():
-        node = COMFY_NODE_RE.match(line)
-        if node is not None:
-            return node.group("running") or node.group("type")
-    return ""
+    return next((node for line in text.splitlines() if (node := node_named(line))), "")

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from ._diagnosis import Location
-from ._logpatterns import (AFTER_BLANK_RE, ANSI_RE, CHAIN_RE, COMFY_NODE_RE, CONTINUATION_PREFIXES, DEDUPE_RES,
+from ._logpatterns import (AFTER_BLANK_RE, ANSI_RE, CHAIN_RE, CONTINUATION_PREFIXES, DEDUPE_RES,
                            EMBEDDED_RE, EXCEPTION_RE, INLINE_CODE_RE, PREFIX_RES, RANK_RE, TRACEBACK_RE, TRIGGER_RE,
-                           VSCODE_OPENER, marker_match, opener_match)
+                           VSCODE_OPENER, marker_match, node_named, opener_match)
 from ._textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, RAISE_RE, WRAP_WIDTH, Frame, frame_match,
                           frames_below, frames_location)
 
@@ -130,10 +130,8 @@ class _Stream:
     def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
         if line.startswith((">>> ", ">> ")):  # (a markdown quote took one '>')
             self.repl_statement = line.split(" ", 1)[1].strip()
-        elif "Node Type" in line or "when executing" in line:
-            node = COMFY_NODE_RE.match(line)
-            if node is not None:
-                self.node = node.group("running") or node.group("type")
+        elif node := node_named(line):
+            self.node = node
         yield from self._feed(number, line, rank, new_record)
         self.previous = line
 

@@ -75,6 +75,12 @@ class _Row:
         return "".join(text for text, _ in self.lead + self.body)
 
 
+# Facts that place the error beyond its location, each a frame {"file", "line", "function", "code"}, in the
+# order they are shown, with their labels.
+FRAME_FACTS = (("called_via", "via "), ("raised_in", "raised in "),
+               ("reraised_at", "re-raised in the parent process at "), ("torch_source", "in torch's C++ at "))
+
+
 def _rows(diagnosis: Diagnosis) -> list[_Row]:
     if diagnosis.rule is None and not diagnosis.runbook:
         line = f"torch-explainer: {diagnosis.title.lower()} ({_safe(_first_line(diagnosis.error), 120)})."
@@ -98,8 +104,7 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
     rank = _rank_line(diagnosis.facts.get("process"))
     if rank:
         rows.append(_Row([("  ", None)], [(rank, "dim")]))
-    for key, label in (("called_via", "via "), ("raised_in", "raised in "),
-                       ("reraised_at", "re-raised in the parent process at "), ("torch_source", "in torch's C++ at ")):
+    for key, label in FRAME_FACTS:
         frame = diagnosis.facts.get(key)
         if isinstance(frame, dict):
             code = f"   {frame.get('code')}" if frame.get("code") else ""

@@ -49,28 +49,26 @@ class RuleBase:
         self.rules.sort(key=lambda r: (-r.priority, pack_order[r.pack], r.id))
         self.by_id = {r.id: r for r in self.rules}
 
-    def match(self, text: str) -> Match | None:
-        for found in self.iter_matches(text):
+    def match(self, text: str, kind: str = "error") -> Match | None:
+        for found in self.iter_matches(text, kind):
             return found
         return None
 
     def foreign_match(self, text: str) -> Match | None:
         """The first rule saying that text was printed by another framework, not by PyTorch."""
-        text = text[:MAX_MATCH_CHARS]
-        for rule in self.rules:
-            if rule.kind == "foreign" and rule.id not in self.timeouts:
-                found = match_rule(rule, text, self.timeouts)
-                if found is not None:
-                    return self._ready(found)
-        return None
+        return self.match(text, "foreign")
 
-    def iter_matches(self, text: str):
-        """Every rule that matches text, in the order they are tried."""
+    def claim(self, text: str) -> Match | None:
+        """The rule a pasted text is answered with: another framework's first, then PyTorch's."""
+        return self.foreign_match(text) or self.match(text)
+
+    def iter_matches(self, text: str, kind: str = "error"):
+        """Every rule of this kind that matches text, in the order they are tried."""
         text = text[:MAX_MATCH_CHARS]
         for rule in self.rules:
             # A rule whose pattern once ran past the timeout is not tried again in this process:
             # a log with thousands of errors must not pay the timeout thousands of times.
-            if rule.kind != "error" or rule.id in self.timeouts:
+            if rule.kind != kind or rule.id in self.timeouts:
                 continue
             found = match_rule(rule, text, self.timeouts)
             if found is not None:

@@ -287,7 +287,7 @@ def _test_example(rulebase: RuleBase, rule: Rule, number: int, example: Example)
         return [Finding(rule.file, example.line, rule.id, f"example {number} does not match the rule's patterns",
                         hint="examples are verbatim 'ErrorType: message' lines; test the pattern with "
                              "regex.search(pattern, message)")]
-    claimed = rulebase.foreign_match(example.message) or rulebase.match(example.message)
+    claimed = rulebase.claim(example.message)
     if claimed is None or claimed.rule.id == rule.id:
         return []
     other = claimed.rule

@@ -27,7 +27,7 @@ def test_builtin_rules_load_without_problems():
 def test_examples_are_claimed_by_their_own_rule(rule):
     for number, example in enumerate(rule.examples, start=1):
         # Foreign rules are tried first: they must claim their own examples and no PyTorch rule's.
-        claimed = RULEBASE.foreign_match(example.message) or RULEBASE.match(example.message)
+        claimed = RULEBASE.claim(example.message)
         assert claimed is not None, f"example {number} of {rule.id} ({_where(rule, example)}) matches no rule"
         assert claimed.rule.id == rule.id, (
             f"example {number} of {rule.id} ({_where(rule, example)}) was claimed first by {claimed.rule.id} "
