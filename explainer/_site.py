@@ -48,7 +48,7 @@ CATEGORY_BLURBS = {
     "data": "Datasets, data loaders, checkpoints and what feeds the model.",
     "distributed": "Several processes training together: DDP, NCCL, collectives.",
     "numerics": "NaN, infinities and values that explode or vanish.",
-    "compile": "torch.compile, dynamo, inductor and torch.export: graphs that cannot be captured or compiled.",
+    "compile": "torch.compile, dynamo, inductor, torch.export, TorchScript and ONNX export: graphs that cannot be captured, compiled or exported.",
     "other": "Installation, serialization and everything else.",
 }
 # Method pages worth reading next to a rule of each category.
