@@ -3,7 +3,7 @@
     python benchmarks/coverage.py             # per family: explained / wrong / unexplained, tuning split
     python benchmarks/coverage.py --holdout   # the same for the held-out rounds (look at it rarely)
     python benchmarks/coverage.py --list unexplained|wrong|partial   # the messages behind a number
-    python benchmarks/coverage.py --record    # write the floor that tests/test_coverage.py enforces
+    python benchmarks/coverage.py --record    # write the floor that tests/rules/test_coverage.py enforces
     python benchmarks/coverage.py --readme    # write the figures into the README
 
 Each corpus entry is a message copied verbatim from a public thread, with its URL, the family a person
@@ -118,7 +118,7 @@ def what_was_said(diagnosis) -> str:
     """Everything the text output shows: title, summary, the 'at' / 'raised in' lines, culprits, fixes."""
     culprits = " ".join(json.dumps(c, ensure_ascii=False) for c in diagnosis.culprits)
     places = [diagnosis.location.to_dict()] if diagnosis.location else []
-    from explainer._render import FRAME_FACTS
+    from explainer.diagnose.render import FRAME_FACTS
 
     places += [diagnosis.facts[k] for k, _ in FRAME_FACTS if isinstance(diagnosis.facts.get(k), dict)]
     where = " ".join(f"{p['file']}:{p['line']} in {p.get('function', '')} {p['code']}" for p in places)
@@ -127,7 +127,7 @@ def what_was_said(diagnosis) -> str:
 
 
 def judge(entry: Entry) -> Result:
-    from explainer._cli_explain import explain_stream
+    from explainer.cli.explain import explain_stream
 
     diagnoses = explain_stream(io.StringIO(entry.message))
     answered = next((d for d in diagnoses if d.rule is not None), None)
@@ -223,7 +223,7 @@ def readme_section(results: list[Result]) -> str:
         "The corpus grows in rounds (`fixtures/real/rounds.yaml`). Each round is collected by someone who does not "
         "look at the rules, and judged once, before any rule is written for it: that first figure is the honest one "
         "for messages nobody has seen. Then the round is opened for rule writing and a new round is held out. "
-        "`tests/test_coverage.py` fails when a figure falls below the one recorded in `benchmarks/coverage.json`.",
+        "`tests/rules/test_coverage.py` fails when a figure falls below the one recorded in `benchmarks/coverage.json`.",
         "",
         "| split | PyTorch failures | explained | right family | unexplained | wrong (of all messages) |",
         "| --- | --- | --- | --- | --- | --- |",

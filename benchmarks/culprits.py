@@ -2,7 +2,7 @@
 
     python benchmarks/culprits.py            # per family: n, every culprit named, every field right
     python benchmarks/culprits.py --list     # the misses, with what each one lacked
-    python benchmarks/culprits.py --record   # write the floors (both sets) that tests/test_scenarios.py enforces
+    python benchmarks/culprits.py --record   # write the floors (both sets) that tests/probes/test_scenarios.py enforces
     python benchmarks/culprits.py --check    # only run the scripts: each must fail on its marked line
     python benchmarks/culprits.py --holdout  # the same on fixtures/scenarios_holdout/ (with any option above)
 

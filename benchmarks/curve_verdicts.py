@@ -27,7 +27,7 @@ import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from explainer._curves import CURVES, History, classify  # noqa: E402
+from explainer.signals.curves import CURVES, History, classify  # noqa: E402
 
 CACHE = ROOT / ".cache" / "curves"
 

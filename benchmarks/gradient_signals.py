@@ -28,7 +28,7 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 import explainer  # noqa: E402
-from explainer import _monitor  # noqa: E402
+from explainer.signals import monitor as _monitor  # noqa: E402
 
 GEN = runpy.run_path(str(ROOT / "fixtures" / "gradients" / "generate.py"), run_name="gradients_generator")
 QUIET = ("healthy", "low_lr", "small_even")

@@ -25,7 +25,7 @@ from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import explainer  # noqa: E402
-from explainer._rulebase import default_rulebase  # noqa: E402
+from explainer.rules.base import default_rulebase  # noqa: E402
 
 
 def mlp(tiny: bool):

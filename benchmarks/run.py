@@ -75,7 +75,8 @@ except Exception as exc:
     error = exc
 clock = time.process_time
 marks = [clock()]
-from explainer import _explain, _render
+from explainer.diagnose import explain as _explain
+from explainer.diagnose import render as _render
 from explainer._gc import paused_gc
 marks.append(clock())                                    # import
 rulebase = _explain.default_rulebase()

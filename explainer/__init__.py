@@ -11,15 +11,16 @@ from importlib import import_module
 from typing import Any
 
 from ._diagnosis import Diagnosis, Location
-from ._hook import install, uninstall
+from ._version import __version__ as __version__
+from .hook.install import install, uninstall
 
 # Loaded on first use, so that `import explainer; explainer.install()` costs next to nothing until
 # something actually fails (the rule base, jinja2 and the probes load at that moment).
 _LAZY = {
-    "explain": "._explain",
-    "explain_text": "._explain",
-    "TrainingMonitor": "._monitor",
-    "overfit_one_batch": "._overfit",
+    "explain": ".diagnose.explain",
+    "explain_text": ".diagnose.explain",
+    "TrainingMonitor": ".signals.monitor",
+    "overfit_one_batch": ".signals.overfit",
 }
 
 
@@ -36,16 +37,15 @@ def __dir__() -> list[str]:
 
 __all__ = ["Diagnosis", "Location", "TrainingMonitor", "explain", "explain_text", "install", "overfit_one_batch",
            "uninstall"]
-__version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython) -> None:
-    from ._ipython import load
+    from .hook.ipython import load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython) -> None:
-    from ._ipython import unload
+    from .hook.ipython import unload
 
     unload(ipython)

@@ -1,5 +1,5 @@
 """python -m explainer [--format text|json] SCRIPT [ARGS...]  (and the other subcommands)."""
 
-from ._cli import main
+from .cli.main import main
 
 raise SystemExit(main(module_mode=True))

@@ -7,6 +7,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+# A source checkout's root: runbooks/, site/ and fixtures/ sit next to the package there.
+SOURCE_ROOT = Path(__file__).resolve().parent.parent
+
 # What `explainer site serve` serves: the site_url of a site built into site/build/ without a configured URL.
 SERVE_URL = "http://127.0.0.1:8000/"
 
@@ -33,7 +36,7 @@ def _table(path: Path | None) -> dict[str, Any]:
     if b"explainer" not in raw:  # no [tool.explainer] table
         return {}
     # What was read from this very file before: no TOML parser to import at the crash.
-    from ._rulecache import cache_file, load_marshal, save_marshal
+    from ._cache import cache_file, load_marshal, save_marshal
 
     kept = cache_file("settings", f"{os.path.abspath(path)}|{stat.st_size}|{stat.st_mtime_ns}")
     table = load_marshal(kept)
@@ -71,7 +74,7 @@ def configured_runbook_base() -> str | None:
 def local_site_dir() -> Path:
     """Where the HTML site is built for this machine: the user cache folder (XDG_CACHE_HOME), one per
     explainer version, so an upgrade builds the pages of its own rules."""
-    from . import __version__
+    from ._version import __version__
 
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(cache).resolve() / "torch-explainer" / f"site-{__version__}" / "html"
@@ -142,7 +145,7 @@ def local_build_blocker() -> str | None:
     """Why the local site cannot be built from this install, or None."""
     import importlib.util
 
-    if not (Path(__file__).resolve().parent.parent / "site" / "mkdocs.yml").is_file():
+    if not (SOURCE_ROOT / "site" / "mkdocs.yml").is_file():
         return "the site sources are in a source checkout, not in this install"
     missing = [name for name in ("mkdocs", "material", "matplotlib") if importlib.util.find_spec(name) is None]
     return f"{', '.join(missing)} missing: pip install 'torch-explainer[site]'" if missing else None
@@ -177,7 +180,7 @@ def start_local_build() -> bool:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / "build.log", "w") as log:
-            subprocess.Popen([sys.executable, "-m", "explainer._site"], stdin=subprocess.DEVNULL, stdout=log,
+            subprocess.Popen([sys.executable, "-m", "explainer.site.build"], stdin=subprocess.DEVNULL, stdout=log,
                              stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
     except OSError:
         return False

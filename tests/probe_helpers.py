@@ -1,4 +1,4 @@
-"""Helpers for the shape family's probe tests (tests/test_probes_*.py): explain a fixture, find a culprit or a fix."""
+"""Helpers for the shape family's probe tests (tests/probes/test_probes_*.py): explain a fixture, find a culprit or a fix."""
 
 from __future__ import annotations
 

@@ -1,0 +1,183 @@
+"""What loading rules learned once, kept across processes: each unchanged rule file's parsed front
+matter, that its patterns compile (with their group names and required literals), and which fields
+each template uses.
+
+Rule loading happens at the moment of a crash, where every 100 ms shows. An unchanged file (same
+path, size and modification time) is not parsed, compiled or read for templates again: its patterns
+compile on first use; the checks on its fields still run. The cache is a plain JSON file; any
+failure to read or write it is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+VERSION = 9
+MAX_FILES = 20_000
+MAX_TEMPLATES = 50_000
+MAX_CACHE_FILES = 64
+
+
+def cache_dir() -> Path | None:
+    if os.environ.get("EXPLAINER_CACHE", "1") == "0":
+        return None
+    base = os.environ.get("EXPLAINER_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "torch-explainer")
+    return Path(base)
+
+
+def cache_path(folder: Path) -> Path | None:
+    """One small cache file per rule folder, so each load reads only what it needs."""
+    base = cache_dir()
+    if base is None:
+        return None
+    digest = hashlib.sha1(os.path.abspath(folder).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return base / f"rules-v{VERSION}-{digest}.json"
+
+
+class RuleCache:
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.files: dict[str, dict[str, Any]] = {}
+        self.templates: dict[str, list[str]] = {}
+        self.changed = False
+        self._lock = threading.Lock()
+        if path is not None:
+            try:
+                data = json.loads(path.read_text())
+                if isinstance(data, dict) and data.get("version") == VERSION:
+                    self.files = dict(data.get("files", {}))
+                    self.templates = dict(data.get("templates", {}))
+            except (OSError, ValueError):
+                pass
+
+    @staticmethod
+    def file_key(path: Path) -> str | None:
+        try:
+            stat = path.stat()
+        except OSError:
+            return None
+        return f"{os.path.abspath(path)}|{stat.st_size}|{stat.st_mtime_ns}"
+
+    def entry(self, key: str | None) -> dict[str, Any] | None:
+        """What was learned from this exact file before: data, lines, body, groups, literals."""
+        found = self.files.get(key) if key else None
+        return found if isinstance(found, dict) and {"data", "lines", "body", "groups"} <= found.keys() else None
+
+    def remember_file(self, key: str | None, entry: dict[str, Any]) -> None:
+        if not key or self.path is None or key in self.files:
+            return
+        try:
+            json.dumps(entry)  # YAML can hold dates and sets, which JSON cannot
+        except (TypeError, ValueError):
+            return
+        with self._lock:
+            if len(self.files) >= MAX_FILES:
+                self.files.pop(next(iter(self.files)))
+            self.files[key] = entry
+            self.changed = True
+
+    def template_fields(self, source: str) -> frozenset[str] | None:
+        found = self.templates.get(source)
+        return frozenset(found) if isinstance(found, list) else None
+
+    def remember_template(self, source: str, fields: frozenset[str]) -> None:
+        if source not in self.templates and self.path is not None:
+            with self._lock:
+                if len(self.templates) >= MAX_TEMPLATES:
+                    self.templates.pop(next(iter(self.templates)))
+                self.templates[source] = sorted(fields)
+                self.changed = True
+
+    def save(self) -> None:
+        if self.path is None or not self.changed:
+            return
+        data = json.dumps({"version": VERSION, "files": self.files, "templates": self.templates})
+        if _write_cache_file(self.path, data.encode("utf-8")):
+            self.changed = False
+
+
+def _write_cache_file(path: Path, data: bytes) -> bool:
+    """Write a cache file atomically, then keep the newest MAX_CACHE_FILES of its kind (same name before
+    the digest): rule folders come and go (temporary ones in tests). False if it could not be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(temp, path)
+        kind = path.name.rsplit("-", 1)[0]
+        files = sorted(path.parent.glob(f"{kind}-*{path.suffix}"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in files[MAX_CACHE_FILES:]:
+            stale.unlink(missing_ok=True)
+    except OSError:
+        return False
+    return True
+
+
+NO_CACHE = RuleCache(None)
+
+
+def open_cache(folder: Path) -> RuleCache:
+    return RuleCache(cache_path(folder))
+
+
+def folder_index_path(folder: Path, files: list[str], context: str) -> Path | None:
+    """Where the built rules of a whole folder are kept: named by a digest of every rule file's path,
+    size and modification time and of what validation depended on (context), so any edit, new or
+    deleted file misses it."""
+    if cache_dir() is None:
+        return None
+    parts = [context, os.path.abspath(folder)]
+    for path in files:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        parts.append(f"{path}|{stat.st_size}|{stat.st_mtime_ns}")
+    return cache_file("index", "\n".join(parts))
+
+
+def cache_file(kind: str, key: str) -> Path | None:
+    """A cache file named by a digest of what its content depends on (key): a changed key misses it."""
+    base = cache_dir()
+    if base is None:
+        return None
+    digest = hashlib.sha1(f"{VERSION}|{key}".encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return base / f"{kind}-v{VERSION}-{digest}.marshal"
+
+
+def load_marshal(path: Path | None) -> Any:
+    """What save_marshal wrote there, or None."""
+    if path is None:
+        return None
+    try:
+        return marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+
+
+def save_marshal(path: Path | None, value: Any) -> None:
+    try:
+        data = marshal.dumps(value)
+    except ValueError:  # a value marshal cannot write: nothing kept, it is worked out again next time
+        return
+    if path is not None:
+        _write_cache_file(path, data)
+
+
+def load_index(path: Path | None) -> list[tuple] | None:
+    """The rules (as plain data) a previous process built from exactly these files, or None."""
+    data = load_marshal(path)
+    return data if isinstance(data, list) and all(isinstance(item, tuple) for item in data) else None
+
+
+def save_index(path: Path | None, rules: list[tuple]) -> None:
+    save_marshal(path, rules)

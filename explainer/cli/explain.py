@@ -1,0 +1,232 @@
+"""`explainer explain FILE...`: explain every PyTorch error found in pasted messages and logs."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+from typing import Iterable, TextIO
+
+from explainer._diagnosis import Diagnosis
+from explainer.diagnose.explain import explain_text, rerender
+from explainer.diagnose.logpatterns import comfyui_node
+from explainer.diagnose.logscan import FoundError, dedupe_key, scan_blocks
+from explainer.diagnose.render import add_format_argument, render_json, render_text, use_colour
+from explainer.diagnose.textframes import looks_like_library_path
+
+BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
+MAX_DISTINCT = 1000
+FOLD_LINES = 400
+BLOCK_CHARS = 1 << 18
+# A rule tagged so in runbooks/ explains what a rank reports when another rank failed first (a
+# collective timeout, a closed Gloo connection, the launcher's summary and its SIGTERMs).
+CONSEQUENCE_TAG = "consequence"
+FIRST_RANK = "_first_rank"  # the rank that printed an error first; dropped before output
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_format_argument(parser, "one JSON object per line on stdout")
+    parser.add_argument("files", nargs="+", metavar="FILE", help="a log or pasted message; '-' reads stdin")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from explainer.diagnose.render import choose_format
+
+    fmt = choose_format(args.format)
+    out = sys.stdout
+    status = 0
+    for name in args.files:
+        try:
+            diagnoses = explain_input(name)
+        except OSError as exc:
+            sys.stderr.write(f"explainer: cannot read {name}: {exc.strerror or exc}\n")
+            status = 2
+            continue
+        for diagnosis in diagnoses:
+            if fmt == "json":
+                out.write(render_json(diagnosis, input=name))
+            else:
+                out.write(_text_block(name, diagnosis, use_colour(out)))
+        if not diagnoses and fmt == "text":
+            out.write(f"{name}: no error found\n")
+    out.flush()
+    return status
+
+
+def explain_input(name: str) -> list[Diagnosis]:
+    if name == "-":
+        return explain_stream(sys.stdin)
+    from explainer.diagnose.logfile import GrepFailed, skippable_blocks
+
+    blocks = skippable_blocks(name)
+    if blocks is not None:
+        try:
+            return explain_found(scan_blocks(blocks))
+        except GrepFailed:
+            pass  # read it again the plain way
+    with open(name, encoding="utf-8", errors="replace") as handle:
+        return explain_stream(handle)
+
+
+def explain_stream(stream: TextIO) -> list[Diagnosis]:
+    """Every distinct error in stream, explained; repeats (e.g. one per rank) are folded together."""
+    head = stream.read(BLOCK_CHARS)
+    blocks = itertools.chain([head], iter(lambda: stream.read(BLOCK_CHARS), ""))
+    diagnoses = explain_found(scan_blocks(blocks))
+    if diagnoses:
+        return diagnoses
+    if head.strip() and head.count("\n") <= BARE_MESSAGE_LINES and len(head) < BLOCK_CHARS:
+        text = head.strip().strip("`").strip()
+        if text:
+            diagnosis = explain_text(text)
+            if diagnosis.rule is not None:
+                if node := comfyui_node(text):
+                    diagnosis.facts["comfyui_node"] = node
+                return [diagnosis]
+    return []
+
+
+def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
+    """The errors a scan found, explained; repeats (e.g. one per rank) are folded together."""
+    seen: dict[str, Diagnosis] = {}
+    unexplained_warnings: set[str] = set()
+    logged_lines: dict[str, str] = {}  # rule -> key of a one-line record it explained, not yet folded
+    reports: dict[str, str] = {}  # rule -> key of the last fuller report it explained
+    for found in found_errors:
+        key = dedupe_key(found.text)
+        if key in unexplained_warnings:
+            continue
+        if key in seen:
+            _merge_ranks(seen[key], found.ranks)
+            seen[key].facts["occurrences"] = seen[key].facts.get("occurrences", 1) + 1
+            continue
+        if len(seen) >= MAX_DISTINCT:
+            continue
+        diagnosis = explain_text(found.text, location=found.location())
+        if found.warning and diagnosis.rule is None:
+            # Logs are full of harmless warnings: only the ones a rule explains are news.
+            if len(unexplained_warnings) < MAX_DISTINCT:
+                unexplained_warnings.add(key)
+            continue
+        diagnosis.facts["input_line"] = found.line
+        if found.node:
+            diagnosis.facts["comfyui_node"] = found.node
+        _note_raising_frame(diagnosis, found)
+        _merge_ranks(diagnosis, found.ranks)
+        if found.ranks:
+            diagnosis.facts[FIRST_RANK] = found.ranks[0]
+        # A one-line log record (a marker) and the fuller report of the same rule after it are one
+        # failure: keep the one that knows more, the other's facts filling its gaps.
+        # The record may also come after the report (a kernel's assertion printed after the Python error).
+        # Two one-line records are two events (two collectives that timed out), never folded together.
+        partner = logged_lines.pop(diagnosis.rule, None) if diagnosis.rule and not found.logged_line else None
+        if partner is None and found.logged_line and diagnosis.rule:
+            partner = reports.get(diagnosis.rule)
+        if partner in seen and found.line - seen[partner].facts["input_line"] <= FOLD_LINES:
+            earlier = seen.pop(partner)
+            key, diagnosis = _fold(earlier, diagnosis, key, partner)
+            if reports.get(diagnosis.rule) == partner:
+                reports[diagnosis.rule] = key
+        elif found.logged_line and diagnosis.rule:
+            logged_lines[diagnosis.rule] = key
+        elif diagnosis.rule:
+            reports[diagnosis.rule] = key
+        seen[key] = diagnosis
+    # Several ranks' streams finish at different times: report in the order errors began.
+    diagnoses = sorted(seen.values(), key=lambda d: d.facts.get("input_line", 0))
+    link_root_cause(diagnoses)
+    return diagnoses
+
+
+def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str) -> tuple[str, Diagnosis]:
+    def known(d: Diagnosis) -> int:
+        return sum(1 for k in d.facts if not k.startswith("_") and k not in ("input_line", "occurrences"))
+
+    keep, other, key = (later, earlier, later_key) if known(later) >= known(earlier) else (earlier, later, earlier_key)
+    added = [name for name in other.facts if name not in keep.facts]
+    for name in added:
+        keep.facts[name] = other.facts[name]
+    if any(not name.startswith("_") and name not in ("input_line", "occurrences", "ranks") for name in added):
+        rerender(keep)
+    if FIRST_RANK in earlier.facts:
+        keep.facts[FIRST_RANK] = earlier.facts[FIRST_RANK]
+    keep.facts["input_line"] = min(earlier.facts["input_line"], later.facts["input_line"])
+    if keep.location is None:
+        keep.location = other.location
+    return key, keep
+
+
+def link_root_cause(diagnoses: list[Diagnosis]) -> None:
+    """In a multi-rank log (in log order): the first rank to fail with an error of its own is the
+    likely root cause (facts.root_cause_rank on its diagnosis); what other ranks and the launcher
+    report because of it (rules tagged CONSEQUENCE_TAG) gets facts.consequence_of. When every error
+    is of that kind (a rank hung and another timed out), the first one is the root cause."""
+    ranked = [d for d in diagnoses if FIRST_RANK in d.facts]
+    if ranked:
+        causes = [d for d in ranked if not _is_consequence(d)]
+        root = (causes or ranked)[0]
+        rank = root.facts[FIRST_RANK]
+        root.facts["root_cause_rank"] = rank
+        for diagnosis in diagnoses:
+            if diagnosis is not root and _is_consequence(diagnosis):
+                diagnosis.facts["consequence_of"] = {"rank": rank, "rule": root.rule,
+                                                     "input_line": root.facts.get("input_line")}
+    for diagnosis in diagnoses:
+        diagnosis.facts.pop(FIRST_RANK, None)
+
+
+def _is_consequence(diagnosis: Diagnosis) -> bool:
+    from explainer.rules.base import default_rulebase
+
+    rule = default_rulebase().by_id.get(diagnosis.rule) if diagnosis.rule else None
+    return rule is not None and CONSEQUENCE_TAG in rule.tags
+
+
+def _note_raising_frame(diagnosis: Diagnosis, found) -> None:
+    """A pasted traceback's innermost frame (often torch's: `return F.conv2d(...)`), when it is not the
+    user's line already shown as the location: it names the operation that failed. Between the two, the
+    innermost frame of a library (transformers' `self.scaler.step(...)`): the call that led into torch."""
+    if not found.frames:
+        return
+    shown = {(where.file, where.line)} if (where := diagnosis.location) is not None else set()
+    frame = found.frames[-1]
+    if (frame.file, frame.line) not in shown:
+        diagnosis.facts["raised_in"] = _frame_fact(frame)
+        shown.add((frame.file, frame.line))
+    via = next((f for f in reversed(found.frames) if looks_like_library_path(f.file)), None)
+    if via is not None and (via.file, via.line) not in shown and via.code:
+        diagnosis.facts["called_via"] = _frame_fact(via)
+
+
+def _frame_fact(frame) -> dict:
+    return {"file": frame.file, "line": frame.line, "function": frame.func, "code": frame.code}
+
+
+def _merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:
+    if ranks:
+        merged = sorted(set(diagnosis.facts.get("ranks", [])) | set(ranks))
+        diagnosis.facts["ranks"] = merged
+
+
+def _text_block(name: str, diagnosis: Diagnosis, colour: bool) -> str:
+    line = diagnosis.facts.get("input_line")
+    where = f"{name}:{line}" if line else name
+    return f"== {where}{_ranks_note(diagnosis)}\n{render_text(diagnosis, colour=colour)}\n"
+
+
+def _ranks_note(diagnosis: Diagnosis) -> str:
+    """'  ranks 0, 1; root cause: rank 1 failed first', or what this is a consequence of."""
+    facts = diagnosis.facts
+    ranks = facts.get("ranks") or []
+    parts = [("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)] if ranks else []
+    if "root_cause_rank" in facts and _is_consequence(diagnosis):
+        parts.append(f"rank {facts['root_cause_rank']} failed first, but by waiting on another rank: the rank it"
+                     " waited for (one that reported no error of its own) is the likely culprit")
+    elif "root_cause_rank" in facts:
+        parts.append(f"root cause: rank {facts['root_cause_rank']} failed first")
+    cause = facts.get("consequence_of")
+    if isinstance(cause, dict):
+        parts.append(f"consequence of rank {cause.get('rank')}'s failure ({cause.get('rule') or 'unexplained'}"
+                     f" at line {cause.get('input_line')}), not a separate cause")
+    return "  (" + "; ".join(parts) + ")" if parts else ""

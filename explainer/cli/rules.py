@@ -1,0 +1,157 @@
+"""`explainer rules list | show ID | check [PATH...] | test [PATH...] | new ID --match REGEX`."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import re
+import sys
+from pathlib import Path
+
+from explainer.rules.packs import display_path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="rules_command", metavar="ACTION", required=True)
+    sub.add_parser("list", help="every rule, in the order they are tried").set_defaults(handler=run_list)
+    show = sub.add_parser("show", help="one rule's fields and runbook text")
+    show.add_argument("rule_id", metavar="ID")
+    show.set_defaults(handler=run_show)
+    for name, help_text, handler in (
+            ("check", "validate rule files: report every problem as file:line, exit 1 if any", run_check),
+            ("test", "match every example and counter-example, report ambiguity, exit 1 on any failure",
+             run_test)):
+        action = sub.add_parser(name, help=help_text, description=help_text + ". Without PATH: the built-in "
+                                "rules and every discovered team pack.")
+        action.add_argument("paths", nargs="*", metavar="PATH", help="rule files or pack folders")
+        action.set_defaults(handler=handler)
+    new = sub.add_parser("new", help="write a rule that passes check and test, ready to edit")
+    new.add_argument("rule_id", metavar="ID", help="the rule id, starting with the pack's prefix: acme.loader.timeout")
+    new.add_argument("--match", required=True, metavar="REGEX", help="the pattern (regex package syntax)")
+    new.add_argument("--example", help="the message exactly as it prints ('ErrorType: message'); default: a "
+                                       "short message REGEX finds, raised by the scaffolded repro script")
+    new.add_argument("--category", default="other", help="one of the categories (default: other)")
+    new.add_argument("--title", help="the one-line title (default: from the id)")
+    new.add_argument("--dir", type=Path, help="the pack folder (default: the discovered pack with the id's prefix)")
+    new.set_defaults(handler=run_new)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    from explainer.rules.base import default_rulebase
+
+    rulebase = default_rulebase()
+    for rule in rulebase.rules:
+        print(f"{rule.id:40} {rule.pack:10} {rule.priority:>4}  {rule.title}")
+    if rulebase.problems:
+        print(f"{len(rulebase.problems)} rule file(s) skipped: run 'explainer rules check'", file=sys.stderr)
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    from explainer._config import runbook_url
+    from explainer.diagnose.render import escape_controls
+    from explainer.rules.base import default_rulebase
+
+    rule = default_rulebase().by_id.get(args.rule_id)
+    if rule is None:
+        print(f"explainer: no rule {escape_controls(args.rule_id)!r} (see 'explainer rules list')", file=sys.stderr)
+        return 2
+    print(escape_controls(f"{rule.id}  [{rule.category}, pack {rule.pack}, priority {rule.priority}]  {rule.title}"))
+    print(escape_controls(f"file: {rule.file}:{rule.line}"))
+    print(f"runbook: {escape_controls(runbook_url(rule.id))}")
+    for label, values in (("patterns", [p.pattern for p in rule.patterns]), ("probes", rule.probes)):
+        if values:
+            print(f"{label}:")
+            print("".join(f"  {escape_controls(v)}\n" for v in values), end="")
+    print()
+    sys.stdout.flush()
+    _print_markdown(page_markdown(rule))
+    return 0
+
+
+def page_markdown(rule) -> str:
+    """What the rule's site page shows, as Markdown for the terminal: messages, the runbook text, the
+    reproduction script."""
+    from explainer.diagnose.render import escape_controls
+    from explainer.site.pages import ROOT, fence
+
+    parts = [f"# {rule.title}"]
+    for heading, examples in (("Messages it matches", rule.examples),
+                              ("Near misses it must not match", rule.counter_examples)):
+        if examples:
+            parts.append(f"## {heading}")
+            parts.extend(fence(e.message) for e in examples)
+    parts.append(rule.body.strip())
+    if rule.fixture and (ROOT / rule.fixture).is_file():
+        parts += ["## Reproduction", fence(f"python -m explainer {rule.fixture}", "bash"),
+                  fence((ROOT / rule.fixture).read_text(encoding="utf-8"), "python")]
+    return escape_controls("\n\n".join(parts) + "\n")
+
+
+def _print_markdown(text: str) -> None:
+    """Rendered by rich: headings, lists and highlighted code blocks; no colour off a terminal or with NO_COLOR."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from explainer.diagnose.render import use_colour
+
+    colour = use_colour(sys.stdout)
+    console = Console(file=io.StringIO(), force_terminal=colour, no_color=not colour, highlight=False,
+                      emoji=False, color_system="standard" if colour else None, legacy_windows=False,
+                      width=None if colour else 100)
+    console.print(Markdown(text, code_theme="ansi_dark", hyperlinks=colour))
+    out = console.file.getvalue()
+    if not colour:  # rich pads every line to the width: plain text for a pipe, a file or `less` has no padding
+        out = re.sub(r"\n{3,}", "\n\n", "\n".join(line.rstrip() for line in out.splitlines())) + "\n"
+    sys.stdout.write(out)
+
+
+def _report(findings, subjects: int, what: str) -> int:
+    failures = [f for f in findings if not f.note]
+    for finding in findings:
+        print(finding)
+    status = f"{len(failures)} problem{'s' if len(failures) != 1 else ''}" if failures else "ok"
+    print(f"explainer rules {what}: {subjects} rule{'s' if subjects != 1 else ''}, {status}",
+          file=sys.stderr if failures else sys.stdout)
+    return 1 if failures else 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from explainer.rules.check import load_scope, run_check as check
+
+    scope = load_scope(args.paths)
+    return _report(check(scope), len(scope.subjects), "check")
+
+
+def run_test(args: argparse.Namespace) -> int:
+    from explainer.rules.check import Finding, load_scope, run_test as test
+
+    scope = load_scope(args.paths)
+    findings = test(scope)
+    if scope.problems:
+        findings.append(Finding("explainer rules test", None, None,
+                                f"{len(scope.problems)} problem(s) keep rules from loading, so they were not tested",
+                                hint="run 'explainer rules check'"))
+    return _report(findings, len(scope.subjects), "test")
+
+
+def run_new(args: argparse.Namespace) -> int:
+    from explainer.rules.packs import discover_packs
+    from explainer.rules.check import load_scope, run_check as check, run_test as test
+    from explainer.rules.scaffold import ScaffoldError, scaffold
+
+    packs = discover_packs()[0] if args.dir is None else []
+    try:
+        written = scaffold(args.rule_id, args.match, example=args.example, category=args.category,
+                           title=args.title, folder=args.dir, packs=packs)
+    except ScaffoldError as exc:
+        print(f"explainer rules new: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {display_path(path)}")
+    scope = load_scope([str(p) for p in written if p.suffix == ".md"])
+    status = _report(check(scope) + test(scope), len(scope.subjects), "check and test")
+    print(f"next: edit {display_path(written[-2])} (summary, fixes, runbook text) and make "
+          f"{display_path(written[-1])} call the code that fails; add the pack to EXPLAINER_RULES or to "
+          "[tool.explainer] rules in pyproject.toml")
+    return status

@@ -1,0 +1,288 @@
+"""From an exception (live) or a message (text) to a Diagnosis."""
+
+from __future__ import annotations
+
+import builtins
+import re
+import time
+import traceback
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from explainer._config import runbook_url
+from explainer._diagnosis import Diagnosis, Location
+from .exctext import ExceptionTexts
+from explainer._inspect import FrameRecord, user_location, walk_traceback
+from explainer.probes import PROBES, Evidence, ProbeContext
+from explainer.rules.base import Match, RuleBase, default_rulebase
+from explainer.rules.templates import render_first
+
+if TYPE_CHECKING:
+    from .logscan import FoundError
+
+PROBE_BUDGET_S = 2.0
+MAX_CHAIN = 20
+EXCEPTION_GROUP = getattr(builtins, "BaseExceptionGroup", ())  # Python 3.11+
+
+
+def exception_text(exc: BaseException) -> str:
+    """The last line(s) of the traceback, as Python prints them: 'RuntimeError: ...'."""
+    return "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
+
+
+def exception_chain(exc: BaseException) -> list[BaseException]:
+    """exc, then its causes and contexts, innermost last, then the members of exception groups
+    met on the way (breadth first), without cycles."""
+    chain, seen = [], set()
+    groups: list[BaseException] = []
+    pending: list[BaseException] = [exc]
+    while pending and len(chain) < MAX_CHAIN:
+        current: BaseException | None = pending.pop(0)
+        while current is not None and id(current) not in seen and len(chain) < MAX_CHAIN:
+            seen.add(id(current))
+            chain.append(current)
+            if isinstance(current, EXCEPTION_GROUP):
+                groups.append(current)
+            current = current.__cause__ or (None if current.__suppress_context__ else current.__context__)
+        while not pending and groups:
+            members = groups.pop(0).exceptions
+            pending.extend(m for m in members if isinstance(m, BaseException))
+    return chain
+
+
+def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: RuleBase | None = None,
+            printed: str | None = None) -> Diagnosis:
+    """Explain a live exception; the torch error inside a chain (or an exception group) is the one explained.
+
+    tb overrides exc.__traceback__ (an excepthook may be handed a trimmed traceback). printed is the
+    traceback Python already wrote, if the caller recorded it: exception texts are read from it
+    rather than computed again (that would run the exception's __str__ a second time).
+    """
+    rulebase = rulebase or default_rulebase()
+    outer_records = walk_traceback(tb if tb is not None else exc.__traceback__)
+    chain = exception_chain(exc)
+    text_of = ExceptionTexts(chain, printed)
+    child = child_process_location(chain)
+    for candidate in chain:
+        text = text_of(candidate)
+        records = outer_records if candidate is exc else walk_traceback(candidate.__traceback__)
+        embedded = _split_embedded(text)
+        if embedded is not None:
+            diagnosis = _explain_embedded(embedded, text, rulebase, fallback=user_location(records),
+                                          records=records, exc=candidate)
+            if diagnosis is not None:
+                return diagnosis
+        found = rulebase.match(text)
+        if found is not None:
+            diagnosis = _diagnose(found, text, records, candidate)
+            return _in_child(diagnosis, child) if child is not None else diagnosis
+    diagnosis = unknown(text_of(exc), user_location(outer_records))
+    return _in_child(diagnosis, child) if child is not None else diagnosis
+
+
+def _split_embedded(text: str) -> tuple[str, FoundError] | None:
+    # The log scanner (its many patterns) is imported only for a DataLoader worker's re-raise.
+    if "Original Traceback" not in text:
+        return None
+    from .logscan import split_embedded
+
+    return split_embedded(text)
+
+
+def child_process_location(chain: list[BaseException]) -> Location | None:
+    """The child's failing line, for an error a multiprocessing pool or a process pool re-raised.
+
+    Both attach the child's formatted traceback as the cause (RemoteTraceback, whose `tb` attribute
+    is that text); it is read from the instance's own __dict__, so nothing of the user's runs.
+    """
+    for exc in chain:
+        if type(exc).__name__ not in ("RemoteTraceback", "_RemoteTraceback"):
+            continue
+        try:
+            text = object.__getattribute__(exc, "__dict__").get("tb")
+        except (AttributeError, TypeError):
+            continue
+        if isinstance(text, str):
+            from .logscan import scan
+
+            found = list(scan(text.strip().strip('"').splitlines()))
+            if found:
+                return found[-1].location()
+    return None
+
+
+def _in_child(diagnosis: Diagnosis, child: Location) -> Diagnosis:
+    """The child's line is where it failed; the parent's line, where the pool re-raised it."""
+    if diagnosis.location is not None:
+        diagnosis.facts["reraised_at"] = diagnosis.location.to_dict()
+    diagnosis.location = child
+    return diagnosis
+
+
+def explain_text(text: str, *, location: Location | None = None, rulebase: RuleBase | None = None,
+                 extra_facts: dict[str, Any] | None = None) -> Diagnosis:
+    """Explain a message from its text alone (a pasted message, a line from a log)."""
+    rulebase = rulebase or default_rulebase()
+    foreign = rulebase.foreign_match(text)
+    if foreign is not None:
+        return _not_pytorch(foreign, text, location)
+    embedded = _split_embedded(text)
+    if embedded is not None:
+        diagnosis = _explain_embedded(embedded, text, rulebase, fallback=location)
+        if diagnosis is not None:
+            return diagnosis
+    found = rulebase.match(text)
+    if found is None:
+        return unknown(text, location)
+    return _diagnose(found, text, [], None, extra_facts=extra_facts, location=location)
+
+
+def rerender(diagnosis: Diagnosis, rulebase: RuleBase | None = None) -> None:
+    """Summary and fixes written again from the diagnosis's facts, after facts were added to them (a log
+    record folded into the report of the same failure)."""
+    rule = (rulebase or default_rulebase()).by_id.get(diagnosis.rule) if diagnosis.rule else None
+    if rule is None:
+        return
+    diagnosis.summary, diagnosis.fixes = _render_texts(rule, diagnosis.error, diagnosis.facts)
+
+
+def _render_texts(rule, text: str, facts: dict[str, Any]) -> tuple[str, list[str]]:
+    """The rule's summary and fixes filled in from the facts, the message and its error type."""
+    error_type = text.split(":", 1)[0] if ":" in text.split("\n", 1)[0] else ""
+    context = {"error_type": error_type, "message": text, **facts}
+    return render_first(rule.summary, context) or rule.title, render_fixes(rule.fixes, context)
+
+
+def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: RuleBase,
+                      fallback: Location | None = None, records: list[FrameRecord] = (),
+                      exc: BaseException | None = None) -> Diagnosis | None:
+    """A DataLoader worker's re-raise: explain the original error, at the Dataset's line.
+
+    The wrapper's own text (with the worker's traceback) wins only when its rule is more specific,
+    i.e. has a higher priority: that is how a collate failure beats the generic stack rule. When the
+    worker's traceback holds no user code (collate is torch's), the location is the main process's
+    user frame (the `for batch in loader:` line), given as fallback. The wrapper is the main process's own
+    exception: live, its rule's probes read the main process's frames (records, exc), where the loader is.
+    """
+    from .logpatterns import WORKER_RE
+
+    head, inner = embedded
+    worker = WORKER_RE.search(head)
+    facts = {"dataloader_worker": int(worker.group("worker"))} if worker else {}
+    location = inner.location() or fallback
+    inner_match = rulebase.match(inner.text)
+    wrapper_match = rulebase.match(text)
+    if wrapper_match is not None and (inner_match is None or wrapper_match.rule.priority > inner_match.rule.priority):
+        facts["original_error"] = inner.text.splitlines()[0][:500]
+        return _diagnose(wrapper_match, text, list(records), exc, extra_facts=facts, location=location)
+    if inner_match is None:
+        return None
+    return _diagnose(inner_match, inner.text, [], None, extra_facts=facts, location=location)
+
+
+def unknown(text: str, location: Location | None) -> Diagnosis:
+    first = text.splitlines()[0] if text else ""
+    return Diagnosis(rule=None, category="other", title="No known PyTorch failure matches this error",
+                     summary=f"No rule in the knowledge base matches: {first[:300]}", error=text,
+                     location=location)
+
+
+def _not_pytorch(found: Match, text: str, location: Location | None) -> Diagnosis:
+    """Another framework printed this: say so, with no PyTorch rule (rule stays null)."""
+    summary, fixes = _render_texts(found.rule, text, dict(found.groups))
+    return Diagnosis(rule=None, category="other", title=found.rule.title, summary=summary, error=text,
+                     location=location, fixes=fixes, runbook=runbook_url(found.rule.id), facts=dict(found.groups))
+
+
+# Where in torch's C++ the error was raised: "Exception raised from mark_variable_ready at
+# .../torch/csrc/distributed/c10d/reducer.cpp:453 (most recent call first)", or a warning's
+# "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)".
+TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>\w+) at |\(Triggered internally at )"
+                             r"(?P<path>[^\s()]+?\.(?:cpp|cu|cuh|h|hpp|c)):(?P<line>\d+)")
+TORCH_TREE_RE = re.compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
+
+
+def torch_source(text: str) -> dict[str, Any] | None:
+    """The C++ source file and line (and function) of torch that raised, as the message names them."""
+    found = TORCH_SOURCE_RE.search(text)
+    if found is None:
+        return None
+    path = found.group("path").replace("\\", "/")
+    tree = TORCH_TREE_RE.search(path)
+    return {"file": tree.group(1) if tree else path.rsplit("/", 1)[-1], "line": int(found.group("line")),
+            "function": found.group("function") or "", "code": ""}
+
+
+def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseException | None,
+              extra_facts: dict[str, Any] | None = None, location: Location | None = None) -> Diagnosis:
+    rule = found.rule
+    facts: dict[str, Any] = dict(found.groups)
+    facts.update(extra_facts or {})
+    culprits: list[dict[str, Any]] = []
+    location = location or user_location(records)
+    problems: list[str] = []
+    names = rule.probes if exc is not None else [n for n in rule.probes if not PROBES[n].live]
+    if names:
+        evidence, problems = _run_probes(names, exc, records, facts)
+        facts.update(evidence.facts)
+        culprits = evidence.culprits
+        location = evidence.location or location
+    source = torch_source(text)
+    if source is not None:
+        facts.setdefault("torch_source", source)
+    summary, fixes = _render_texts(rule, text, facts)
+    diagnosis = Diagnosis(rule=rule.id, category=rule.category, title=rule.title, summary=summary, error=text,
+                          location=location, culprits=culprits, fixes=fixes, runbook=runbook_url(rule.id),
+                          facts={k: v for k, v in facts.items() if not k.startswith("_")},
+                          internal_errors=problems)
+    return diagnosis
+
+
+def render_fixes(fixes: list[tuple[str, ...]], context: dict[str, Any]) -> list[str]:
+    """Each fix whose facts are known (its first alternative that can be filled), without repeats."""
+    rendered: list[str] = []
+    for alternatives in fixes:
+        fix = render_first(list(alternatives), context)
+        if fix and fix not in rendered:
+            rendered.append(fix)
+    return rendered
+
+
+def _run_probes(names: list[str], exc: BaseException | None, records: list[FrameRecord],
+                facts: dict[str, Any]) -> tuple[Evidence, list[str]]:
+    merged = Evidence()
+    problems: list[str] = []
+    deadline = time.monotonic() + PROBE_BUDGET_S
+    context = ProbeContext(exc, records, dict(facts))
+    seen_names: set[str] = set()
+    for name in names:
+        if time.monotonic() > deadline:
+            problems.append(f"probe time budget spent before probe {name!r}")
+            break
+        try:
+            evidence = PROBES[name].function(context)
+        except Exception as error:  # a probe's own bug must not hide the diagnosis
+            problems.append(f"probe {name!r} failed: {type(error).__name__}: {error}")
+            continue
+        if evidence is None:
+            continue
+        merged.facts.update(evidence.facts)
+        context.facts.update(evidence.facts)
+        for culprit in evidence.culprits:
+            if culprit.get("name") not in seen_names:
+                seen_names.add(culprit.get("name"))
+                merged.culprits.append(culprit)
+        merged.location = merged.location or evidence.location
+    return merged, problems
+
+
+def diagnose_signal(rule_id: str, facts: dict[str, Any], *, culprits: list[dict[str, Any]] | None = None,
+                    location: Location | None = None, rulebase: RuleBase | None = None) -> Diagnosis:
+    """A Diagnosis for a measured training signal (a 'signal' rule), with the same contract as errors."""
+    rulebase = rulebase or default_rulebase()
+    rule = rulebase.by_id[rule_id]
+    summary = render_first(rule.summary, facts) or rule.title
+    fixes = render_fixes(rule.fixes, facts)
+    return Diagnosis(rule=rule.id, category=rule.category, title=rule.title, summary=summary, error="",
+                     location=location, culprits=list(culprits or []), fixes=fixes,
+                     runbook=runbook_url(rule.id), facts=dict(facts))

@@ -1,0 +1,486 @@
+"""Finding PyTorch errors in pasted text and whole logs, streaming line by line.
+
+Handles tracebacks, bare 'SomeError: message' lines, log-line prefixes ([rank0]:, timestamps,
+log levels, glog headers), markdown backticks and quotes, ANSI colours, multi-line messages, and a
+DataLoader worker's embedded "Original Traceback".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from explainer._diagnosis import Location
+from .logpatterns import (AFTER_BLANK_RE, ANSI_RE, CHAIN_RE, CONTINUATION_PREFIXES, DEDUPE_RES,
+                           EMBEDDED_RE, EXCEPTION_RE, INLINE_CODE_RE, PREFIX_RES, RANK_RE, TRACEBACK_RE, TRIGGER_RE,
+                           VSCODE_OPENER, marker_match, node_named, opener_match)
+from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, RAISE_RE, WRAP_WIDTH, Frame, frame_match,
+                          frames_below, frames_location)
+
+MAX_MESSAGE_LINES = 80
+MAX_MESSAGE_CHARS = 100_000
+MAX_LINE_CHARS = 20_000
+
+MAX_PENDING_CHARS = 1 << 20
+STALE_LINES = 256
+MAX_STREAMS = 1024
+
+
+@dataclass
+class FoundError:
+    """One error found in text: its 'Type: message' text and the frames printed above it."""
+
+    text: str
+    frames: list[Frame] = field(default_factory=list)
+    line: int = 0  # 1-based line in the input where it starts
+    ranks: list[int] = field(default_factory=list)
+    count: int = 1
+    warning: bool = False  # a warning is worth reporting only when a rule explains it
+    logged_line: bool = False  # one log line (a marker), often followed by a fuller report of the same failure
+    node: str = ""  # the ComfyUI node that was running, where the log names it
+
+    def location(self) -> Location | None:
+        return frames_location(self.frames)
+
+
+def clean_line(line: str) -> tuple[str, int | None]:
+    """The line without ANSI colours and log prefixes, and the rank it was tagged with."""
+    line, rank, _ = clean_line_record(line)
+    return line, rank
+
+
+def clean_line_record(line: str) -> tuple[str, int | None, bool]:
+    """clean_line, and whether a timestamp or log-level prefix began a new log record there."""
+    line = ANSI_RE.sub("", line.rstrip("\r\n"))[:MAX_LINE_CHARS]
+    new_record = False
+    rank = None
+    found = RANK_RE.match(line)
+    if found:
+        rank = int(found.group("rank"))
+        line = line[found.end():]
+    for prefix in PREFIX_RES:
+        stripped = prefix.sub("", line, count=1)
+        if stripped != line and stripped.strip():  # a bare timestamp is a value (the elastic report's table)
+            line, new_record = stripped, prefix not in CONTINUATION_PREFIXES
+            break
+    if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
+        line = line.strip().strip("`")
+    elif line[:1] in "*_#":
+        core = line.strip().strip("*_").lstrip("# ").strip("*_")  # markdown bold, italics, headings
+        if core and EXCEPTION_RE.match(core):
+            line = core
+    return line, rank, new_record
+
+
+def exception_header(line: str) -> re.Match | None:
+    if line[:1].isspace():
+        return None
+    return EXCEPTION_RE.match(line.strip())
+
+
+@dataclass
+class _Line:
+    """One cleaned line and what it opens: an 'Error:' header, an opener phrase or a one-line marker."""
+
+    line: str
+    stripped: str
+    header: re.Match | None
+    opener: re.Match | None
+    marker: re.Match | None
+
+    @classmethod
+    def read(cls, line: str) -> _Line:
+        header = exception_header(line)
+        opener = None if header else opener_match(line)
+        marker = None if header or opener else marker_match(line)
+        return cls(line, line.strip(), header, opener, marker)
+
+
+class _Stream:
+    """The scanning state of one output stream: the untagged lines, or one rank's lines."""
+
+    def __init__(self) -> None:
+        self.frames: list[Frame] = []
+        self.in_traceback = False
+        self.current: FoundError | None = None
+        self.lines: list[str] = []
+        self.embedded_depth = 0
+        self.vscode = False
+        self.blank_lines = 0
+        self.fence = ""  # "closed", "reopened": a code block ended inside a message
+        self.previous = ""  # the line before, for wrapped lines and a statement pasted above its error
+        self.repl_statement = ""  # the last '>>> ' line: the code of a "<stdin>" frame
+        self.node = ""  # the ComfyUI node named last, given to the next error found
+
+    def finish(self) -> FoundError | None:
+        done = self.current
+        if done is not None:
+            lines = self.lines
+            if len(lines) > 1 and self.vscode:
+                # VS Code's "Exception has occurred: RuntimeError" puts the message on the next line
+                # and the frames below it, innermost first.
+                lines = [f"{lines[0]}: {lines[1].strip()}", *lines[2:]]
+                lines, below = frames_below(lines)
+                done.frames = done.frames or below
+            done.text = "\n".join(lines).rstrip()[:MAX_MESSAGE_CHARS]
+        self.current, self.lines, self.embedded_depth, self.blank_lines, self.fence = None, [], 0, 0, ""
+        return done
+
+    def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
+        if line.startswith((">>> ", ">> ")):  # (a markdown quote took one '>')
+            self.repl_statement = line.split(" ", 1)[1].strip()
+        elif node := node_named(line):
+            self.node = node
+        yield from self._feed(number, line, rank, new_record)
+        self.previous = line
+
+    def cut_traceback(self, number: int, rank: int | None) -> FoundError | None:
+        """A traceback that ends without its error line, at a `raise Type("text")` statement."""
+        if self.current is not None or not self.in_traceback or not self.frames:
+            return None
+        found = RAISE_RE.match(self.frames[-1].code)
+        if found is None:
+            return None
+        text = f"{found.group('type')}: {found.group('msg')}"
+        return FoundError(text, self.frames, number, [rank] if rank is not None else [])
+
+    def _feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
+        seen = _Line.read(line)
+        was_open = self.current is not None
+        if was_open:
+            if self._held_back(seen):
+                return
+            yield from self._close_fence(seen)
+            yield from self._close_after_blank(seen)
+            if self.current is not None:
+                if not self._ends_message(seen, new_record):
+                    self._extend_message(seen)
+                    return
+                yield from self._finished()
+        if TRACEBACK_RE.match(line):
+            self.in_traceback, self.frames = True, []
+            return
+        frame = None if seen.header else frame_match(line)
+        if self._traceback_detail(seen, frame):
+            return
+        ranks = [rank] if rank is not None else []
+        if seen.header or seen.opener:
+            self._open_message(number, seen, ranks, was_open)
+        elif seen.marker is not None:
+            yield self._logged_line(number, seen, ranks)
+        else:
+            yield from self._outside_message(number, line, rank, ranks)
+
+    def _finished(self) -> Iterator[FoundError]:
+        done = self.finish()
+        if done is not None:
+            yield done
+
+    def _held_back(self, seen: _Line) -> bool:
+        """A blank line, or a code fence closed and reopened mid-message: kept back until the next line says
+        whether the message goes on."""
+        if not seen.stripped and seen.line and self._indented_block():
+            self.lines.append("")  # a whitespace-only line inside an indented list (TorchScript's variants)
+            return True
+        if not seen.stripped and not self.embedded_depth:
+            self.blank_lines += 1  # the end of the message, unless a part of it that follows blank lines comes next
+            return True
+        if seen.line.startswith("```") and not self.blank_lines:
+            # A code block closed mid-sentence ("...operation: ") and another opened: one message in two blocks.
+            if self.fence == "" and self.lines[-1].rstrip().endswith(":"):
+                self.fence = "closed"
+                return True
+            if self.fence == "closed":
+                self.fence = "reopened"
+                return True
+        return False
+
+    def _indented_block(self) -> bool:
+        last = self.lines[-1] if self.lines else ""
+        return not self.blank_lines and (last.rstrip().endswith(":") or last[:1].isspace() or last == "")
+
+    def _close_fence(self, seen: _Line) -> Iterator[FoundError]:
+        if not self.fence:
+            return
+        reopened, self.fence = self.fence == "reopened", ""
+        continues = reopened and not (seen.header or seen.opener or seen.marker or TRACEBACK_RE.match(seen.line))
+        if not continues:
+            yield from self._finished()
+
+    def _close_after_blank(self, seen: _Line) -> Iterator[FoundError]:
+        if self.current is None or not self.blank_lines:
+            return
+        if AFTER_BLANK_RE.match(seen.stripped):
+            self.lines.extend([""] * self.blank_lines)
+        else:
+            yield from self._finished()
+        self.blank_lines = 0
+
+    def _ends_message(self, seen: _Line, new_record: bool) -> bool:
+        line = seen.line
+        if TRACEBACK_RE.match(line) or CHAIN_RE.match(line) or line.startswith("```"):
+            return True
+        if len(self.lines) >= MAX_MESSAGE_LINES or new_record or seen.marker or seen.opener:
+            return True
+        return seen.header is not None and not self.embedded_depth and not _introduces_inner(self.lines)
+
+    def _extend_message(self, seen: _Line) -> None:
+        if seen.stripped.startswith("Original Traceback (most recent call last)"):
+            self.embedded_depth = 1
+        elif self.embedded_depth and seen.header:
+            self.embedded_depth = 0
+        self.lines.append(seen.line)
+
+    def _traceback_detail(self, seen: _Line, frame: Frame | None) -> bool:
+        """Whether the line was a part of a traceback (a frame, its code, a wrapped piece, IPython context)."""
+        if self.in_traceback and seen.header is None and frame is None and self.frames \
+                and not seen.line[:1].isspace() and self._unindented_frame_part(seen):
+            return True
+        if frame is not None and not self.in_traceback:
+            self.in_traceback, self.frames = True, []  # a traceback pasted without its first lines
+        if self.in_traceback and seen.header is None:
+            return self._traceback_line(seen, frame)
+        return False
+
+    def _unindented_frame_part(self, seen: _Line) -> bool:
+        """The rest of a frame line cut at the terminal's width, or a frame's code pasted without its indent."""
+        line, stripped = seen.line, seen.stripped
+        after_frame = frame_match(self.previous) is not None
+        wrapped = self._wrapped(line, after_frame)
+        fragment = not any(c.isspace() for c in stripped)  # "ackward": the rest of a cut name
+        if wrapped and (fragment or not after_frame):
+            joined = frame_match(self.previous + line)
+            if joined is not None:
+                if after_frame:
+                    joined.code = self.frames.pop().code
+                self.frames.append(joined)
+                return True
+        last = self.frames[-1]
+        if after_frame and not last.code and not last.ipython and stripped and not ARROW_RE.match(line):
+            last.code = stripped
+            return True
+        return wrapped
+
+    def _traceback_line(self, seen: _Line, frame: Frame | None) -> bool:
+        if frame is not None:
+            self.frames.append(frame)
+            return True
+        line, stripped = seen.line, seen.stripped
+        last = self.frames[-1] if self.frames else None
+        arrow = ARROW_RE.match(line)
+        if arrow and last is not None and last.ipython:
+            last.line = last.line or int(arrow.group("line"))
+            # one arrow per frame; a later one belongs to a frame IPython left out ("...")
+            last.code = last.code or arrow.group("code").strip()
+            return True
+        if last is not None and last.ipython and (CONTEXT_LINE_RE.match(line) or stripped == "..."):
+            return True
+        if line.startswith("    ") and last is not None and not last.code:
+            last.code = stripped
+            return True
+        return not stripped or set(stripped) <= set("^~ ")
+
+    def _open_message(self, number: int, seen: _Line, ranks: list[int], was_open: bool) -> None:
+        header, opener = seen.header, seen.opener
+        first = seen.stripped if header else opener.group("message").strip()
+        warning = _is_warning(header.group("type") if header else first.split(":", 1)[0])
+        frames = self.frames if self.in_traceback else []
+        for frame in frames:
+            if frame.file == "<stdin>" and not frame.code:
+                frame.code = self.repl_statement
+        if not frames and not was_open and header and CALL_LINE_RE.match(self.previous):
+            frames = [Frame("", 0, code=self.previous.strip())]  # no file known, only the statement
+        if opener is not None and opener.groupdict().get("path"):
+            frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
+        self.current = FoundError("", frames, number, ranks, warning=warning, node=self.node)
+        self.node = ""
+        self.lines = [first]
+        self.vscode = opener is not None and opener.re is VSCODE_OPENER
+        if first.endswith("Traceback (most recent call last):"):
+            self.embedded_depth = 1  # torch 0.4's worker re-raise: "IndexError: Traceback (most ...", frames, error
+        self.in_traceback, self.frames = False, []
+
+    @staticmethod
+    def _logged_line(number: int, seen: _Line, ranks: list[int]) -> FoundError:
+        """A message logged without an 'Error:' header (the NCCL watchdog): complete in one line."""
+        marker = seen.marker
+        marker_rank = marker.groupdict().get("rank")
+        if marker_rank is not None and not ranks:
+            ranks = [int(marker_rank)]
+        text = seen.line[marker.start("message"):].strip()
+        if marker_rank is not None:
+            text = f"[Rank {marker_rank}] {text}"  # the rank the component named, kept in the message
+        return FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True)
+
+    def _outside_message(self, number: int, line: str, rank: int | None, ranks: list[int]) -> Iterator[FoundError]:
+        if self.in_traceback and not line.startswith(" "):
+            cut = self.cut_traceback(number, rank)
+            if cut is not None:
+                yield cut
+            self.in_traceback, self.frames = False, []
+        for inline in INLINE_CODE_RE.finditer(line):
+            if exception_header(inline.group(1)):
+                yield FoundError(inline.group(1).strip(), [], number, ranks)
+
+    def _wrapped(self, line: str, after_frame: bool) -> bool:
+        """An unindented line inside a traceback that is the rest of the line before it, cut at the terminal's
+        width (after_frame: that line was a frame)."""
+        previous = self.previous
+        if not line or len(previous) < WRAP_WIDTH or ARROW_RE.match(line):
+            return False
+        return after_frame or previous.lstrip().startswith("File \"") or len(line) < WRAP_WIDTH
+
+
+def _introduces_inner(lines: list[str]) -> bool:
+    """A record whose last line announces the error that follows ("BackendCompilerFailed: backend='inductor'
+    raised:"): the next 'SomeError:' line is its inner error, not a new record."""
+    return bool(lines) and lines[-1].rstrip().endswith(" raised:")
+
+
+
+
+def _is_warning(error_type: str) -> bool:
+    return error_type.endswith("Warning")
+
+
+class _Scanner:
+    """Lines in, errors out. Lines tagged with a rank ([rank3]:) are scanned as that rank's own
+    stream, so tracebacks that several processes print at once, interleaved, are still read whole."""
+
+    def __init__(self) -> None:
+        self.streams: dict[int | None, _Stream] = {}
+        self.last_line: dict[int | None, int] = {}
+
+    def idle(self) -> bool:
+        return all(s.current is None and not s.in_traceback for s in self.streams.values())
+
+    def expire(self, number: int) -> Iterator[FoundError]:
+        """Close what a stream left open when it has been silent for STALE_LINES lines: a rank whose
+        traceback ended the log's output for that rank must not hold its error back until the end."""
+        for rank, last in self.last_line.items():
+            if number - last > STALE_LINES:
+                stream = self.streams[rank]
+                cut = stream.cut_traceback(last, rank)
+                if cut is not None:
+                    yield cut
+                stream.in_traceback, stream.frames = False, []
+                done = stream.finish()
+                if done is not None:
+                    yield done
+
+    def feed(self, number: int, raw: str) -> Iterator[FoundError]:
+        line, rank, new_record = clean_line_record(raw)
+        stream = self.streams.get(rank)
+        if stream is None:
+            if len(self.streams) >= MAX_STREAMS:
+                return
+            stream = self.streams[rank] = _Stream()
+        self.last_line[rank] = number
+        yield from stream.feed(number, line, rank, new_record)
+        if number % STALE_LINES == 0:
+            yield from self.expire(number)
+
+    def remember(self, raw: str) -> None:
+        """A line skipped unread: only kept as the line before the next one."""
+        line, rank, _ = clean_line_record(raw)
+        stream = self.streams.get(rank)
+        if stream is not None:
+            stream.previous = line
+        elif len(self.streams) < MAX_STREAMS:
+            self.streams[rank] = _Stream()
+            self.streams[rank].previous = line
+
+    def finish(self) -> Iterator[FoundError]:
+        for rank, stream in self.streams.items():
+            cut = stream.cut_traceback(self.last_line.get(rank, 0), rank)
+            if cut is not None:
+                yield cut
+            done = stream.finish()
+            if done is not None:
+                yield done
+
+
+def scan(lines: Iterable[str]) -> Iterator[FoundError]:
+    """Every error in the input, in order, as soon as it is complete (memory stays flat)."""
+    scanner = _Scanner()
+    for number, raw in enumerate(lines, start=1):
+        yield from scanner.feed(number, raw)
+    yield from scanner.finish()
+
+
+@dataclass
+class SkippableBlock:
+    """Whole lines of a file, undecoded: whether a trigger literal occurs in them (found by grep), and
+    the number of their first line where it is known (always when they hold a trigger)."""
+
+    data: bytes
+    has_trigger: bool
+    first_line: int | None = None
+
+    def decode(self) -> str:
+        text = self.data.decode("utf-8", "replace")
+        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text  # universal newlines
+
+    def last_line(self) -> str:
+        data = self.data.rstrip(b"\r\n")
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+        return data[cut:].decode("utf-8", "replace")
+
+
+def scan_blocks(blocks: Iterable[str | SkippableBlock]) -> Iterator[FoundError]:
+    """scan() over text read in large blocks: a block with nothing that could start an error, read
+    while no error is open, is skipped whole, so a long healthy training log costs one regex search
+    per block rather than the full treatment of every line. A SkippableBlock (whole lines) says
+    itself whether it holds a trigger and is decoded only when it is read."""
+    scanner = _Scanner()
+    number = 0
+    pending = ""
+    for block in blocks:
+        if isinstance(block, SkippableBlock):
+            if scanner.idle() and not block.has_trigger and not pending:
+                scanner.remember(block.last_line())  # not counted: the next block read knows its first line
+                continue
+            if block.first_line is not None:
+                number = block.first_line - 1
+            block = block.decode()
+        text = pending + block
+        cut = text.rfind("\n") + 1
+        if cut == 0 and len(text) < MAX_PENDING_CHARS:
+            pending = text
+            continue
+        if cut == 0:  # no newline in a huge run of text (binary junk): treat it as one line
+            cut = len(text)
+        body, pending = text[:cut], text[cut:]
+        if scanner.idle() and not TRIGGER_RE.search(body):
+            number += body.count("\n") + (not body.endswith("\n"))
+            # the last line may be the statement an error in the next block names
+            scanner.remember(body[body.rfind("\n", 0, len(body) - 1) + 1:].rstrip("\n"))
+            continue
+        lines = body.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        for raw in lines:
+            number += 1
+            yield from scanner.feed(number, raw)
+    if pending:
+        yield from scanner.feed(number + 1, pending)
+    yield from scanner.finish()
+
+
+def split_embedded(text: str) -> tuple[str, FoundError] | None:
+    """A DataLoader worker's re-raise: (the wrapper's first line, the original error inside it)."""
+    found = EMBEDDED_RE.match(text)
+    if not found:
+        return None
+    inner = list(scan(["Traceback (most recent call last):", *found.group("rest").splitlines()]))
+    if not inner:
+        return None
+    return found.group("head").strip(), inner[-1]
+
+
+def dedupe_key(text: str) -> str:
+    """Messages that differ only by rank, process number or elapsed time are the same error."""
+    for pattern, replacement in DEDUPE_RES:
+        text = pattern.sub(replacement, text)
+    return text

@@ -1,0 +1,278 @@
+"""Diagnosis -> text for people, or one line of JSON for scripts."""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, TextIO
+
+from explainer._diagnosis import Diagnosis
+
+FORMATS = ("text", "json")
+MAX_FIELD = 500
+
+
+def add_format_argument(parser, json_means: str) -> None:
+    """The --format option every subcommand shares; json_means says where the JSON goes."""
+    parser.add_argument("--format", choices=FORMATS, default=None,
+                        help=f"text (default, or $EXPLAINER_FORMAT) or json: {json_means}")
+
+
+def choose_format(requested: str | None) -> str:
+    fmt = requested or os.environ.get("EXPLAINER_FORMAT") or "text"
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Colour and layout (rich) only on a terminal that can show them: never with NO_COLOR, TERM=dumb,
+    a pipe or file, or an encoding other than UTF-8 (then the plain text, exactly as documented)."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        if not stream.isatty():
+            return False
+    except (AttributeError, ValueError, OSError):
+        return False
+    return _is_utf8(getattr(stream, "encoding", None))
+
+
+def _is_utf8(encoding: str | None) -> bool:
+    import codecs
+
+    try:
+        return codecs.lookup(encoding or "ascii").name == "utf-8"
+    except LookupError:
+        return False
+
+
+# Characters a terminal acts on: C0 controls but tab and newline (ESC starts ANSI and OSC sequences, BEL and
+# ESC-backslash end OSC ones, CR rewrites the line), DEL, C1 controls (CSI, OSC, ST as one byte) and the
+# bidirectional overrides that make text read differently from what it is.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_controls(text: str) -> str:
+    """Untrusted text (the error message, a log, a checkpoint's keys) made inert: every character a
+    terminal would act on is shown as its escape, `\\x1b`, instead of being sent."""
+    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                       else f"\\u{ord(m.group()):04x}", text)
+
+
+def _safe(text: Any, limit: int = MAX_FIELD) -> str:
+    return _cap(escape_controls(str(text)), limit)
+
+
+class _Row:
+    """One line of the text diagnosis: a lead-in (indent, label) and a body that wraps under itself."""
+
+    def __init__(self, lead: list[tuple[str, str | None]], body: list[tuple[str, str | None]], *,
+                 wrap: bool = True, link: str | None = None):
+        self.lead, self.body, self.wrap, self.link = lead, body, wrap, link
+
+    def plain(self) -> str:
+        return "".join(text for text, _ in self.lead + self.body)
+
+
+# Facts that place the error beyond its location, each a frame {"file", "line", "function", "code"}, in the
+# order they are shown, with their labels.
+FRAME_FACTS = (("called_via", "via "), ("raised_in", "raised in "),
+               ("reraised_at", "re-raised in the parent process at "), ("torch_source", "in torch's C++ at "))
+
+
+def _rows(diagnosis: Diagnosis) -> list[_Row]:
+    if diagnosis.rule is None and not diagnosis.runbook:
+        line = f"torch-explainer: {diagnosis.title.lower()} ({_safe(_first_line(diagnosis.error), 120)})."
+        return [_Row([], [(line, "dim")])]
+    # No rule but a runbook: the message is another framework's (a foreign rule), said as plainly.
+    rows = [
+        _Row([], [("torch-explainer", "bold magenta"), (" ", None), (f"[{diagnosis.rule}]", "dim"), (" ", None),
+                  (_safe(diagnosis.title), "bold")]) if diagnosis.rule else
+        _Row([], [("torch-explainer: ", "bold magenta"), (_safe(diagnosis.title), "bold")]),
+        _Row([("  ", None)], [(_safe(diagnosis.summary), None)]),
+    ]
+    if diagnosis.location is not None:
+        where = escape_controls(f"{diagnosis.location.file}:{diagnosis.location.line}")
+        if diagnosis.location.function and diagnosis.location.function != "<module>":
+            where += escape_controls(f" in {diagnosis.location.function}")
+        code = f"   {diagnosis.location.code}" if diagnosis.location.code else ""
+        rows.append(_Row([("  ", None)], [("at ", "dim"), (where, "cyan"), (_safe(code), None)]))
+    node = diagnosis.facts.get("comfyui_node")
+    if isinstance(node, str) and node:
+        rows.append(_Row([("  ", None)], [("in ComfyUI node ", "dim"), (escape_controls(node), "cyan")]))
+    rank = _rank_line(diagnosis.facts.get("process"))
+    if rank:
+        rows.append(_Row([("  ", None)], [(rank, "dim")]))
+    for key, label in FRAME_FACTS:
+        frame = diagnosis.facts.get(key)
+        if isinstance(frame, dict):
+            code = f"   {frame.get('code')}" if frame.get("code") else ""
+            if not frame.get("file"):  # only the statement was pasted above the error: no file, no line
+                rows.append(_Row([("  ", None)], [("raised at", "dim"), (_safe(code), None)]))
+                continue
+            where = escape_controls(f"{frame.get('file')}:{frame.get('line')}")
+            if frame.get("function"):
+                where += escape_controls(f" in {frame['function']}")
+            rows.append(_Row([("  ", None)], [(label, "dim"), (where, "cyan"), (_safe(code), None)]))
+    if diagnosis.culprits:
+        rows.append(_Row([("  ", None)], [("culprits:", "bold")]))
+        width = min(max(len(str(c.get("name", ""))) for c in diagnosis.culprits), 40)
+        for culprit in diagnosis.culprits:
+            name = escape_controls(str(culprit.get("name", "?")))
+            rows.append(_Row([("    ", None), (name.ljust(width), "yellow"), ("  ", None)],
+                             [(_describe(culprit), None)]))
+    if diagnosis.fixes:
+        rows.append(_Row([("  ", None)], [("fix:", "bold green")]))
+        rows.extend(_Row([("    - ", None)], [(_safe(fix), None)]) for fix in diagnosis.fixes)
+    if diagnosis.runbook:
+        url = escape_controls(diagnosis.runbook)
+        rows.append(_Row([("  ", None)], [("runbook: ", "dim"), (url, "underline")], wrap=False,
+                         link=url if url == diagnosis.runbook else None))
+    return rows
+
+
+def _rank_line(rank: Any) -> str | None:
+    """facts["process"] of a torchrun worker: 'rank 3/8, local rank 3, host node1' (the parts that are known)."""
+    if not isinstance(rank, dict) or rank.get("rank") is None:
+        return None
+    parts = [f"rank {rank['rank']}" + (f"/{rank['world_size']}" if rank.get("world_size") is not None else "")]
+    if rank.get("local_rank") is not None:
+        parts.append(f"local rank {rank['local_rank']}")
+    if rank.get("host"):
+        parts.append(f"host {rank['host']}")
+    return escape_controls(", ".join(parts))
+
+
+def render_text(diagnosis: Diagnosis, *, colour: bool = False, width: int | None = None,
+                note: str | None = None) -> str:
+    """The diagnosis for people. colour: laid out by rich for a terminal (styles, wrapped to width, default
+    the terminal's); otherwise plain lines. note: a line under the runbook link (the local site's state)."""
+    rows = _rows(diagnosis)
+    if note:
+        rows.append(_Row([("  ", None)], [(f"({escape_controls(note)})", "dim")]))
+    if not colour:
+        return "\n".join(row.plain() for row in rows) + "\n"
+    return _rich_text(rows, width or _terminal_width(None))
+
+
+def _terminal_width(stream: TextIO | None) -> int:
+    import shutil
+
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80 if stream is not None \
+            else shutil.get_terminal_size().columns
+    except (AttributeError, ValueError, OSError):
+        return shutil.get_terminal_size().columns
+
+
+def _rich_text(rows: list[_Row], width: int) -> str:
+    # rich is imported only here: the crash path pays for it only when a terminal shows the result.
+    import io
+
+    from rich.console import Console
+    from rich.style import Style
+    from rich.text import Text
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=max(width, 20), force_terminal=True, color_system="standard",
+                      markup=False, emoji=False, highlight=False, legacy_windows=False, no_color=False)
+
+    def text(segments: list[tuple[str, str | None]]) -> Text:
+        out = Text()
+        for part, style in segments:
+            out.append(part, style)
+        return out
+
+    for row in rows:
+        lead, body = text(row.lead), text(row.body)
+        if not row.wrap:
+            if row.link:  # our own URL (control characters refused above): the terminal may make it clickable
+                body.stylize(Style(link=row.link), len(body) - len(row.body[-1][0]))
+            console.print(lead + body, soft_wrap=True)  # a URL stays whole, so the terminal can open it
+            continue
+        hang = Text(" " * lead.cell_len)
+        for index, line in enumerate(body.wrap(console, max(console.width - lead.cell_len, 10))):
+            line.rstrip()
+            console.print((lead if index == 0 else hang) + line, soft_wrap=True)
+    return buffer.getvalue()
+
+
+def _describe(culprit: dict[str, Any]) -> str:
+    kind = culprit.get("kind", "")
+    if "repr" in culprit:
+        text = str(culprit["repr"])
+    elif "shape" in culprit:
+        dims = culprit["shape"]
+        shape = "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")" if dims is not None \
+            else f"ragged, {culprit.get('ndim')} dims"
+        text = f"{kind} shape={shape} dtype={culprit.get('dtype')} device={culprit.get('device')}"
+        if culprit.get("layout"):
+            text += f" layout={culprit['layout']}"
+        if culprit.get("requires_grad"):
+            text += " requires_grad=True"
+        if culprit.get("grad_fn"):
+            text += f" grad_fn={culprit['grad_fn']}"
+    else:
+        text = kind
+    note = culprit.get("note")
+    return _safe(f"{text}  ({note})" if note else text)
+
+
+def _cap(text: str, limit: int = MAX_FIELD) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else ""
+
+
+def render_json(diagnosis: Diagnosis, **extra: Any) -> str:
+    return diagnosis.to_json(**extra) + "\n"
+
+
+def render(diagnosis: Diagnosis, fmt: str, stream: TextIO, **extra: Any) -> str:
+    if fmt == "json":
+        return render_json(diagnosis, **extra)
+    colour = use_colour(stream)
+    return render_text(diagnosis, colour=colour, width=_terminal_width(stream) if colour else None,
+                       note=runbook_note(diagnosis, start_build=_isatty(stream)))
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def runbook_note(diagnosis: Diagnosis, *, start_build: bool) -> str | None:
+    """Where the link is the local site's and its page is not there yet, say so, and what to run; on a
+    terminal (someone who may click it), start the one background build."""
+    if not diagnosis.runbook or diagnosis.rule is None:
+        return None
+    from explainer._config import local_build_blocker, local_site_dir, local_site_state, start_local_build
+
+    state = local_site_state(diagnosis.runbook)
+    if state is None:
+        return None
+    open_it = f"`explainer open {diagnosis.rule}`"
+    if state == "stale":
+        return f"this page is newer than the local runbook site; {open_it} rebuilds the site and opens it"
+    if state == "building":
+        return f"the local runbook site is being built in the background; {open_it} waits for it and opens the page"
+    blocker = local_build_blocker()
+    if blocker:
+        return (f"the local runbook site cannot be built here ({blocker}); "
+                f"`explainer rules show {diagnosis.rule}` prints the page in the terminal")
+    if state == "failed":
+        return (f"the last build of the local runbook site failed (see {local_site_dir().parent / 'build.log'}); "
+                f"{open_it} builds it now and shows why")
+    if start_build and start_local_build():
+        return f"the local runbook site is being built in the background, once; {open_it} waits for it and opens the page"
+    return f"the local runbook site is not built yet; {open_it} builds it now and opens the page"
+
+
+def internal_failure_line(error: BaseException | str, outcome: str = "no diagnosis") -> str:
+    what = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    return f"torch-explainer: internal error, {outcome} ({_cap(str(what))}); set EXPLAINER_DEBUG=1 for details\n"

@@ -1,0 +1,102 @@
+"""Traceback frames read from text: the 'File "x.py", line N, in f' lines and the ways people paste them
+(IPython and Jupyter, VS Code, cut and wrapped lines), and which frame is the user's."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from explainer._diagnosis import Location
+
+FRAME_RE = re.compile(r'^\s*`?\s*File ["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+# A frame line whose beginning was cut off in the paste: 'tph-yolov5/utils/loss.py", line 243, in build_targets'.
+CUT_FRAME_RE = re.compile(r'^\s*(?P<file>[^"\s]+\.py)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+# Lines wrapped by the terminal or the forum at a fixed width: a line at least this long may go on below.
+WRAP_WIDTH = 64
+# The statement pasted on its own above the error ("loss.backward()" then "RuntimeError: ..."): a call.
+CALL_LINE_RE = re.compile(r"""^\s*(?:return\s+|(?:[\w.\[\]]+\s*,\s*)*[\w.\[\]]+\s*[-+*/]?=\s*)?[A-Za-z_][\w.\[\]'"]*\((?!.*: ).{0,200}$""")
+# A traceback cut before its last line ends at the raise statement: raise RuntimeError("text").
+RAISE_RE = re.compile(r"""^raise\s+(?P<type>[\w.]+)\(\s*(?P<q>["'])(?P<msg>[^"']*)(?P=q)\s*\)$""")
+# IPython and Jupyter: "File ~/x/linear.py:114, in Linear.forward(self, input)" (IPython 8) or
+# "~/x/linear.py in forward(self, input)" (IPython 7), then numbered context lines and an arrow at the line.
+IPYTHON_FRAME_RES = [
+    re.compile(r'^\s*File (?P<file>[^"\s\[][^,"]*?\.py):(?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
+    # JupyterLab's copy keeps the file as a markdown link: "File [~/x.py:64](http://host/lab/tree/x.py#line=63), in f"
+    re.compile(r'^\s*File \[(?P<file>[^\]\s]+?\.py):(?P<line>\d+)\]\([^)\s]*\)(?:, in (?P<func>.+))?\s*$'),
+    re.compile(r'^(?P<file>[^\s"]+\.py) in (?P<func>[\w<>.]+)\(.*$'),
+    re.compile(r'^(?P<file><ipython-input-[\w-]+>) in (?P<func>[\w<>.]+)(?:\(.*)?$'),
+]
+ARROW_RE = re.compile(r"^\s*-*>\s*(?P<line>\d+)\s(?P<code>.*)$")
+CONTEXT_LINE_RE = re.compile(r"^\s*\d+(?:\s|$)")
+
+
+@dataclass
+class Frame:
+    file: str
+    line: int
+    func: str = ""
+    code: str = ""
+    ipython: bool = False  # numbered context lines follow, and an arrow marks the failing one
+
+
+def frames_location(frames: list[Frame]) -> Location | None:
+    """The innermost frame of the user's code; where the paste shows none, the innermost frame of a
+    library that called into torch (the user's way in)."""
+    for wanted in (looks_like_user_path, looks_like_library_path):
+        for frame in reversed(frames):
+            if frame.file and wanted(frame.file):
+                return Location(frame.file, frame.line, frame.code, frame.func)
+    return None
+
+
+def looks_like_user_path(path: str) -> bool:
+    """From text alone: not an installed package, not the standard library, not torch."""
+    if path.startswith("<frozen") or not path:
+        return False
+    lowered = path.replace("\\", "/")
+    if "/site-packages/" in lowered or "/dist-packages/" in lowered:
+        return False
+    if re.search(r"/s?bin/[^/]+$", lowered) and not lowered.endswith(".py"):
+        return False  # a console script (torchrun, accelerate)
+    if re.search(r"/lib/python\d\.\d+/", lowered) or _is_torch_path(lowered):
+        return False
+    return True
+
+
+def looks_like_library_path(path: str) -> bool:
+    """An installed package other than torch itself."""
+    lowered = path.replace("\\", "/")
+    return ("/site-packages/" in lowered or "/dist-packages/" in lowered) and not _is_torch_path(lowered)
+
+
+def _is_torch_path(lowered: str) -> bool:
+    return re.search(r"(^|/)torch/\S*\.py$", lowered) is not None
+
+
+def frame_match(line: str) -> Frame | None:
+    found = FRAME_RE.match(line) or CUT_FRAME_RE.match(line)
+    if found:
+        return Frame(found.group("file"), int(found.group("line")), (found.group("func") or "").strip())
+    for pattern in IPYTHON_FRAME_RES:
+        found = pattern.match(line)
+        if found:
+            number = found.groupdict().get("line")
+            # IPython prints the signature after the name: "Linear.forward(self, input)".
+            func = (found.group("func") or "").split("(", 1)[0].strip()
+            return Frame(found.group("file"), int(number) if number else 0, func, ipython=True)
+    return None
+
+
+def frames_below(lines: list[str]) -> tuple[list[str], list[Frame]]:
+    """The message lines, and the frames listed under them innermost first (returned innermost last)."""
+    start = next((i for i, line in enumerate(lines) if frame_match(line)), None)
+    if start is None:
+        return lines, []
+    frames: list[Frame] = []
+    for line in lines[start:]:
+        frame = frame_match(line)
+        if frame is not None:
+            frames.append(frame)
+        elif frames and not frames[-1].code and line.strip():
+            frames[-1].code = line.strip()
+    return lines[:start], frames[::-1]

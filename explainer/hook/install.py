@@ -1,0 +1,163 @@
+"""sys.excepthook and threading.excepthook: Python's own traceback first, then the diagnosis."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import traceback
+from types import TracebackType
+from typing import Any, Callable, TextIO
+
+from explainer._gc import paused_gc
+from explainer.diagnose.render import choose_format, internal_failure_line, render
+
+_lock = threading.RLock()
+_state: dict[str, Any] = {"installed": False, "format": None, "previous": None, "previous_thread": None}
+
+
+def install(format: str | None = None) -> Callable:
+    """Hook uncaught exceptions in the main thread and in threads; returns the previous sys.excepthook.
+
+    Installing twice is harmless (the second call only changes the format). The previous hooks
+    still run first, so the traceback is exactly what it would have been.
+    """
+    fmt = choose_format(format) if format is not None else None
+    with _lock:
+        _state["format"] = fmt
+        if _state["installed"]:
+            return _state["previous"]
+        _state["previous"] = sys.excepthook
+        _state["previous_thread"] = threading.excepthook
+        sys.excepthook = _excepthook
+        threading.excepthook = _thread_excepthook
+        _state["installed"] = True
+        return _state["previous"]
+
+
+def uninstall() -> None:
+    """Put back the hooks that were there before install()."""
+    with _lock:
+        if not _state["installed"]:
+            return
+        if sys.excepthook is _excepthook:
+            sys.excepthook = _state["previous"]
+        if threading.excepthook is _thread_excepthook:
+            threading.excepthook = _state["previous_thread"]
+        _state.update(installed=False, previous=None, previous_thread=None)
+
+
+def is_installed() -> bool:
+    return bool(_state["installed"])
+
+
+def _excepthook(etype: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+    previous = _state["previous"] or sys.__excepthook__
+    if issubclass(etype, (KeyboardInterrupt, SystemExit)):
+        previous(etype, value, tb)
+        return
+    printed, refused = _print_recorded(previous, etype, value, tb)
+    if not refused:  # a stream that refused Python's traceback gets nothing more from us
+        report(value, tb, sys.stderr, printed=printed, process_failure=True)
+
+
+def _thread_excepthook(args: Any) -> None:
+    previous = _state["previous_thread"] or threading.__excepthook__
+    if args.exc_value is None or issubclass(args.exc_type, (KeyboardInterrupt, SystemExit)):
+        previous(args)
+        return
+    printed, refused = _print_recorded(previous, args)
+    if not refused:
+        report(args.exc_value, args.exc_traceback, sys.stderr, printed=printed)
+
+
+def _print_recorded(previous: Callable, *args: Any) -> tuple[str | None, bool]:
+    """Run the previous hook (Python's traceback), keeping a copy of what it wrote to sys.stderr."""
+    try:
+        from explainer.diagnose.exctext import call_recording_stderr
+    except Exception:  # cannot even import: print as if we were not here
+        previous(*args)
+        return None, False
+    return call_recording_stderr(previous, *args)
+
+
+def explain(exc: BaseException, tb: TracebackType | None = None, printed: str | None = None):
+    # Imported at the moment of a crash, so that install() costs almost nothing at start-up.
+    with paused_gc():
+        from explainer.diagnose.explain import explain as explain_exception
+
+        return explain_exception(exc, tb=tb, printed=printed)
+
+
+def _rule_problems_notice() -> str:
+    from explainer.rules.base import problems_notice
+
+    return problems_notice()
+
+
+def _rank_facts() -> dict[str, Any] | None:
+    from .elastic import rank_facts
+
+    return rank_facts()
+
+
+def _record_for_elastic(diagnosis, printed: str | None) -> str:
+    """Put the diagnosis into the elastic error file; what to add to our output if that failed."""
+    from .elastic import record_diagnosis
+    from explainer.diagnose.render import render_text
+
+    try:
+        record_diagnosis(diagnosis, render_text(diagnosis, colour=False), printed)
+    except Exception as error:
+        return internal_failure_line(f"cannot write the elastic error file: {type(error).__name__}: {error}")
+    return ""
+
+
+def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, fmt: str | None = None,
+           printed: str | None = None, process_failure: bool = False) -> None:
+    """Write the diagnosis of exc to stream; on any failure of our own, one line and nothing else.
+
+    printed is the traceback already written for exc, when known: its exception texts are reused.
+    process_failure: exc ends the process (the main thread's), so under torchrun it is what the
+    elastic agent reports, and the diagnosis goes into the worker's error file too.
+    """
+    if stream is None:
+        return
+    try:
+        fmt = choose_format(fmt or _state["format"])
+        diagnosis = explain(exc, tb=tb, printed=printed)
+        rank = _rank_facts() if "RANK" in os.environ else None
+        if rank is not None:
+            diagnosis.facts["process"] = rank
+        text = render(diagnosis, fmt, stream)
+        if diagnosis.internal_errors:
+            text += internal_failure_line(diagnosis.internal_errors[0], outcome="partial diagnosis")
+        text += _rule_problems_notice()
+        if process_failure and os.environ.get("TORCHELASTIC_ERROR_FILE"):
+            text += _record_for_elastic(diagnosis, printed)
+    except Exception as error:  # the explainer must never make a crash worse
+        text = internal_failure_line(error)
+        if os.environ.get("EXPLAINER_DEBUG"):
+            text += "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        # The reader left after Python's traceback: what we could not write must not fail Python's
+        # own flush at exit (status 120 instead of Python's), so the rest goes nowhere.
+        _discard_rest(stream)
+    except Exception as error:
+        try:
+            stream.write("\n" + internal_failure_line(f"cannot write the diagnosis: {type(error).__name__}"))
+            stream.flush()
+        except Exception:
+            pass
+
+
+def _discard_rest(stream: TextIO) -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass

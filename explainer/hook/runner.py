@@ -1,0 +1,152 @@
+"""`python -m explainer SCRIPT`: run SCRIPT exactly as `python SCRIPT` would, with the hook installed."""
+
+from __future__ import annotations
+
+import builtins
+import importlib.machinery
+import io
+import os
+import re
+import signal
+import sys
+import threading
+import types
+
+from .install import install
+
+
+def script_path(path: str) -> str:
+    # What `python path` puts in __file__ and co_filename: joined to the cwd, not normalised.
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+
+
+def run_script(path: str, args: list[str], fmt: str | None = None) -> int:
+    """Run path as __main__; returns the exit status `python path` would have had."""
+    filename = script_path(path)
+    if not os.path.exists(filename):
+        sys.stderr.write(f"{sys.executable}: can't open file {filename!r}: [Errno 2] No such file or directory\n")
+        return 2
+    sys.argv = [path, *args]
+    sys.path[0] = os.path.dirname(os.path.realpath(filename))
+    install(fmt)
+    try:
+        _exec_as_main(filename)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every uncaught exception is reported like Python does
+        tb = _from_script(exc.__traceback__, filename)
+        exc.__traceback__ = tb
+        sys.excepthook(type(exc), exc, tb)
+        if isinstance(exc, KeyboardInterrupt):
+            _die_of_sigint()
+        return 1
+    return 0
+
+
+def _exec_as_main(filename: str) -> None:
+    """What the interpreter does for `python SCRIPT`: a fresh __main__ module, the script's code in it."""
+    main = types.ModuleType("__main__")
+    main.__file__ = filename
+    main.__builtins__ = builtins
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", filename)
+    main.__spec__ = None
+    sys.modules["__main__"] = main
+    with io.open_code(filename) as handle:
+        source = handle.read()
+    code = compile(source, filename, "exec", dont_inherit=True)
+    # What a call from the script's top level reads here, measured through the same exec at the same depth.
+    here: list[int | None] = [None]
+    _exec(_PROBE, {"_explainer_depth": here, "_explainer_read": _recursion_depth})
+    _give_back_runner_depth(here[0], _depth_under_python())
+    _exec(code, main.__dict__)
+
+
+def _exec(code: types.CodeType, namespace: dict) -> None:
+    # The script and the depth probe run through this same call, so they sit at the same depth.
+    exec(code, namespace)
+
+
+# --- recursion depth: the script gets exactly the depth `python SCRIPT` would give it ---------------
+
+_HIDDEN_CODE: set[types.CodeType] = set()
+_DEPTH_RE = re.compile(r"depth (\d+)")
+_PROBE = compile("_explainer_depth[0] = _explainer_read()", "<explainer depth probe>", "exec")
+
+
+def _recursion_depth() -> int | None:
+    """The interpreter's own count of the current recursion depth, as setrecursionlimit reports it."""
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(1)
+    except RecursionError as error:
+        found = _DEPTH_RE.search(str(error))
+        return int(found.group(1)) if found else None
+    sys.setrecursionlimit(limit)
+    return None
+
+
+class _FreshStack(threading.Thread):
+    def run(self) -> None:
+        self.depth = _recursion_depth()
+
+
+def _depth_under_python() -> int | None:
+    """What a call from a script's top level reads under plain `python SCRIPT`.
+
+    A new thread's stack starts, like the main module's, in a frame entered from C; its run() sits
+    two inlined calls (_bootstrap_inner, run) above that frame, where a script's own call sits none.
+    """
+    thread = _FreshStack(name="explainer-depth")
+    thread.start()
+    thread.join()
+    depth = getattr(thread, "depth", None)
+    return depth - 2 if depth is not None else None
+
+
+def _give_back_runner_depth(here: int | None, plain: int | None) -> None:
+    """Raise the recursion limit by the runner's own frames, and let the script see the limits it set.
+
+    sys.getrecursionlimit/setrecursionlimit are wrapped so that the script reads and sets the numbers
+    it would under plain Python, and a deep recursion fails at the same depth, with the same traceback.
+    """
+    if here is None or plain is None or here <= plain:
+        return
+    offset = here - plain
+    real_get, real_set = sys.getrecursionlimit, sys.setrecursionlimit
+
+    def getrecursionlimit() -> int:
+        return real_get() - offset
+
+    def setrecursionlimit(limit: int) -> None:
+        real_set(limit + offset if isinstance(limit, int) and limit >= 1 else limit)
+
+    getrecursionlimit.__doc__, setrecursionlimit.__doc__ = real_get.__doc__, real_set.__doc__
+    _HIDDEN_CODE.update((getrecursionlimit.__code__, setrecursionlimit.__code__))
+    real_set(real_get() + offset)
+    sys.getrecursionlimit, sys.setrecursionlimit = getrecursionlimit, setrecursionlimit
+
+
+def _from_script(tb, filename):
+    """Drop the runner's own frames so the traceback is the one `python SCRIPT` prints."""
+    current = tb
+    while current is not None and current.tb_frame.f_code.co_filename != filename:
+        current = current.tb_next
+    start = current if current is not None else tb
+    # The recursion-limit wrappers are ours too: unlink their entries (a ValueError from
+    # sys.setrecursionlimit(0) must point at the script's line, as it does under Python).
+    entry = start
+    while entry is not None:
+        following = entry.tb_next
+        while following is not None and following.tb_frame.f_code in _HIDDEN_CODE:
+            following = following.tb_next
+        entry.tb_next = following
+        entry = following
+    return start
+
+
+def _die_of_sigint() -> None:
+    # Python exits an uncaught KeyboardInterrupt by re-raising SIGINT, so the shell sees 130.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)

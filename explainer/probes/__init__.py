@@ -1,0 +1,114 @@
+"""Live probes, and the public API for a team rule pack's own.
+
+    from explainer.probes import probe, Evidence, ProbeContext
+
+    @probe("acme_loader_state", provides=("loader_shard", "loader_workers"))
+    def loader_state(ctx: ProbeContext) -> Evidence | None:
+        ...
+
+A probe reads the failing process and returns Evidence (facts for the rule's templates, culprits,
+a location), or None when it has nothing to say. It must never call user code: use the read-only
+helpers below (safe_getattr reads an instance's own __dict__, never a property or __getattr__, and
+returns MISSING when the attribute is not stored there),
+never repr() or str() of user objects. Name a pack's probes after its prefix so they cannot clash.
+
+The built-in probes live in the subpackages, one module per family: ops/ (tensor operations),
+layers/ (modules and losses), runtime/ (autograd, devices, memory, data, distributed); readers/ holds
+what they share. Rules name the probes they use; an unknown name is a rule-load error. Importing a
+probe module is on the crash path, so they keep module-level work small: patterns stay strings,
+compiled (and cached) the first time a probe runs. May import: explainer's foundation modules only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .._diagnosis import Location
+from .._inspect import (
+    MISSING,
+    FrameRecord,
+    describe_module,
+    describe_tensor,
+    failing_expression,
+    format_shape,
+    innermost_user_frame,
+    is_module,
+    is_tensor,
+    module_frames,
+    module_repr,
+    name_module,
+    safe_getattr,
+    tensor_facts,
+    user_frames,
+)
+
+
+@dataclass
+class ProbeContext:
+    exception: BaseException | None
+    records: list[FrameRecord]
+    facts: dict[str, Any]  # values read from the message so far
+
+
+@dataclass
+class Evidence:
+    facts: dict[str, Any] = field(default_factory=dict)
+    culprits: list[dict[str, Any]] = field(default_factory=list)
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    function: Callable[[ProbeContext], Evidence | None]
+    provides: tuple[str, ...]
+    doc: str
+    live: bool = True  # False: reads only ctx.facts, so it also runs for pasted messages and logs
+
+
+PROBES: dict[str, Probe] = {}
+
+
+def probe(name: str, provides: tuple[str, ...] = (), *, live: bool = True):
+    """Register a probe under name; provides lists the facts its templates may use.
+
+    live=False marks a probe that derives facts from the message alone (no frames, no exception).
+    """
+
+    def register(function: Callable[[ProbeContext], Evidence | None]):
+        existing = PROBES.get(name)
+        # The same function registering again (a module re-imported after a failed import) is fine.
+        if existing is not None and _origin(existing.function) != _origin(function):
+            raise ValueError(f"probe {name!r} is registered twice: in {existing.function.__module__} "
+                             f"and in {function.__module__}; rename one")
+        PROBES[name] = Probe(name, function, tuple(provides), (function.__doc__ or "").strip(), live)
+        return function
+
+    return register
+
+
+def _origin(function: Callable) -> tuple[str, str]:
+    return function.__module__, function.__qualname__
+
+
+BUILTIN_FAMILIES = ("ops", "layers", "runtime")
+
+
+def load_builtin_probes() -> dict[str, Probe]:
+    """Import every built-in probe module (one per family) for its registrations."""
+    import importlib
+    import pkgutil
+
+    for family in BUILTIN_FAMILIES:
+        package = importlib.import_module(f"{__name__}.{family}")
+        for info in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{info.name}")
+    return PROBES
+
+
+__all__ = [
+    "MISSING", "Evidence", "FrameRecord", "Location", "ProbeContext", "describe_module", "describe_tensor",
+    "failing_expression", "format_shape", "innermost_user_frame", "is_module", "is_tensor", "module_frames",
+    "module_repr", "name_module", "probe", "safe_getattr", "tensor_facts", "user_frames",
+]

@@ -1,0 +1,1 @@
+"""Probes for layers and losses: attention, convolutions, embeddings, losses, normalisation, RNNs."""

@@ -1,0 +1,124 @@
+"""Probes for lookups: nn.Embedding / F.embedding, index_select and integer indexing past the end."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from explainer._inspect import (MISSING, describe_module, describe_tensor, format_shape, innermost_user_frame, is_tensor,
+                        resolve, safe_getattr)
+from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.operands import (call_operands, failing_module, frame_tensor, literal_int, module_label, name_of,
+                        parse_expression, shape_of, user_expression, user_node)
+
+MAX_INDEX_ELEMENTS = 10_000_000
+
+
+def _index_range(index: Any, size: int) -> dict[str, int] | None:
+    """The largest id and how many ids fall outside [0, size) (negative ones counted too): reductions, never values."""
+    import torch
+
+    if type(index) is not torch.Tensor or index.is_floating_point() or index.is_complex():
+        return None
+    if index.device.type != "cpu" or not 0 < index.numel() <= MAX_INDEX_ELEMENTS:
+        return None
+    with torch._C.DisableTorchFunction(), torch.no_grad():
+        negative = int((index < 0).sum())
+        return {"max_index": int(index.max()), "negative_count": negative,
+                "out_of_range": int((index >= size).sum()) + negative}
+
+
+def _functional_embedding(ctx: ProbeContext):
+    for record in reversed(ctx.records):
+        if record.name == "embedding" and record.filename.replace("\\", "/").endswith("torch/nn/functional.py"):
+            return record
+    return None
+
+
+@probe("embedding_index", provides=(
+    "module", "num_embeddings", "embedding_dim", "index_name", "index_shape", "max_index", "negative_count",
+    "out_of_range", "needed_embeddings", "embedding_fix"))
+def embedding_index(ctx: ProbeContext) -> Evidence | None:
+    """The nn.Embedding (or F.embedding weight) and the largest index it was given."""
+    record, module = failing_module(ctx, "Embedding")
+    _, expr = user_expression(ctx)
+    if module is not None:
+        weight = safe_getattr(module, "weight")
+        label = module_label(ctx, module, expr)
+        culprits = [describe_module(label, module)]
+    else:
+        record = _functional_embedding(ctx)
+        weight = frame_tensor(record, "weight")
+        if record is None or weight is MISSING:
+            return None
+        label = name_of(ctx, weight, expr) or "the embedding weight"
+        culprits = [describe_tensor(label, weight)]
+    if not is_tensor(weight):
+        return None
+    rows, dim = (shape_of(weight) + [0, 0])[:2]
+    facts: dict[str, Any] = {"module": label, "num_embeddings": rows, "embedding_dim": dim}
+    index = frame_tensor(record, "input")
+    if index is MISSING:
+        return Evidence(facts, culprits)
+    index_name = name_of(ctx, index, expr) or "the index tensor"
+    facts.update(index_name=index_name, index_shape=format_shape(shape_of(index)))
+    culprits.append(describe_tensor(index_name, index))
+    found = _index_range(index, rows)
+    if found:
+        facts.update(found)
+        if found["max_index"] >= rows:
+            facts["needed_embeddings"] = found["max_index"] + 1
+            facts["embedding_fix"] = f"nn.Embedding({found['max_index'] + 1}, {dim})"
+    return Evidence(facts, culprits)
+
+
+@probe("index_select_operands", provides=(
+    "call", "select_name", "select_shape", "select_dim", "select_size", "index_name", "index_shape", "max_index",
+    "negative_count", "out_of_range"))
+def index_select_operands(ctx: ProbeContext) -> Evidence | None:
+    """A failing torch.index_select(x, dim, index) / x.index_select(dim, index) on the user's line: the size of
+    the selected dimension and how many indices fall outside it (the same message as an embedding lookup)."""
+    record, expr = user_expression(ctx)
+    if expr is None or expr.kind != "call" or expr.callee is None:
+        return None
+    method, operands = call_operands(record, expr)
+    if method != "index_select":
+        return None
+    if len(operands) != 3 or not is_tensor(operands[0].value) or not is_tensor(operands[2].value):
+        return None
+    source, index = operands[0], operands[2]
+    dim = literal_int(parse_expression(operands[1].text), record.namespace())
+    shape = shape_of(source.value)
+    if dim is None or not -len(shape) <= dim < max(len(shape), 1) or not shape:
+        return None
+    dim %= len(shape)
+    found = _index_range(index.value, shape[dim])
+    if not found or not found["out_of_range"]:
+        return None
+    facts: dict[str, Any] = {"call": expr.text, "select_name": source.text, "select_shape": format_shape(shape),
+                             "select_dim": dim, "select_size": shape[dim], "index_name": index.text,
+                             "index_shape": format_shape(shape_of(index.value)), **found}
+    return Evidence(facts, [describe_tensor(source.text, source.value), describe_tensor(index.text, index.value)])
+
+
+@probe("index_operand", provides=("tensor_name", "tensor_shape", "call"))
+def index_operand(ctx: ProbeContext) -> Evidence | None:
+    """The tensor subscripted on the failing line whose dimension has the size the message names."""
+    record = innermost_user_frame(ctx.records)
+    node = user_node(record)
+    if node is None:
+        return None
+    dim, size = ctx.facts.get("dim"), ctx.facts.get("size")
+    namespace = record.namespace()
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.Subscript):
+            continue
+        value = resolve(sub.value, namespace)
+        if not is_tensor(value):
+            continue
+        shape = shape_of(value)
+        if isinstance(dim, int) and dim < len(shape) and shape[dim] == size:
+            name = ast.unparse(sub.value)
+            return Evidence({"tensor_name": name, "tensor_shape": format_shape(shape), "call": ast.unparse(sub)},
+                            [describe_tensor(name, value)])
+    return None

@@ -1,0 +1,106 @@
+"""Probes for losses: the loss, its input and target (live, or sizes read from the message)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from explainer._inspect import MISSING, describe_module, describe_tensor, format_shape, is_tensor, tensor_facts
+from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.operands import failing_module, frame_tensor, join_dims, module_label, name_of, shape_of, user_expression
+
+
+@probe("loss_operands", provides=(
+    "loss", "input_name", "input_shape", "target_name", "target_shape", "input_batch", "target_batch",
+    "batch_ratio", "num_classes", "squeeze_fix", "view_as_fix", "target_squeeze_fix", "argmax_fix", "permute_fix",
+    "permute_shape", "flatten_fix"))
+def loss_operands(ctx: ProbeContext) -> Evidence | None:
+    """The loss (module or function) and its input and target, named as the failing line names them."""
+    record, module = failing_module(ctx, "_Loss")
+    _, expr = user_expression(ctx)
+    if module is not None:
+        loss = module_label(ctx, module, expr)
+        prediction, target = frame_tensor(record, "input"), frame_tensor(record, "target")
+    else:
+        if expr is None or expr.kind != "call":
+            return None
+        tensors = [op.value for op in expr.operands if is_tensor(op.value)]
+        if len(tensors) < 2:
+            return None
+        loss = expr.callee.text if expr.callee is not None else "the loss"
+        prediction, target = tensors[0], tensors[1]
+    facts: dict[str, Any] = {"loss": loss}
+    culprits = [describe_module(loss, module)] if module is not None else []
+    if prediction is MISSING or target is MISSING:
+        return Evidence(facts, culprits)
+    p_name = name_of(ctx, prediction, expr) or "input"
+    t_name = name_of(ctx, target, expr) or "target"
+    sp, st = shape_of(prediction), shape_of(target)
+    facts.update(input_name=p_name, input_shape=format_shape(sp), target_name=t_name, target_shape=format_shape(st))
+    culprits += [describe_tensor(p_name, prediction), describe_tensor(t_name, target)]
+    if sp and st:
+        facts.update(input_batch=sp[0], target_batch=st[0])
+        if sp[0] != st[0] and st[0] and sp[0] % st[0] == 0:
+            facts["batch_ratio"] = sp[0] // st[0]
+    if len(sp) >= 2:
+        facts["num_classes"] = sp[1]
+    if sp != st and math.prod(sp) == math.prod(st):
+        facts["view_as_fix"] = f"{t_name}.view_as({p_name})"
+        if sp == st + [1]:
+            facts["squeeze_fix"] = f"{p_name}.squeeze(-1)"
+    if len(st) == 2 and st[1] == 1 and sp and st[0] == sp[0]:
+        facts["target_squeeze_fix"] = f"{t_name}.squeeze(1)"
+    if st == sp and len(st) == 2 and not tensor_facts(target)["dtype"].startswith("float"):
+        facts["argmax_fix"] = f"{t_name}.argmax(1)"
+    if len(sp) == len(st) + 1 and len(st) >= 2 and sp[:-1] == st:
+        order = (0, len(sp) - 1, *range(1, len(sp) - 1))
+        facts.update(permute_fix=f"{p_name}.permute{order}", permute_shape=format_shape([sp[i] for i in order]),
+                     flatten_fix=f"{p_name}.reshape(-1, {sp[-1]}), {t_name}.reshape(-1)", num_classes=sp[-1])
+    return Evidence(facts, culprits)
+
+
+def _size_list(text: Any) -> list[int] | None:
+    """'1, 3, 1356, 204\\n0' (a size wrapped by a paste) -> [1, 3, 1356, 2040]; None if not a size list."""
+    parts = [re.sub(r"\s+", "", part) for part in str(text).split(",")]
+    if parts == [""]:
+        return []
+    if not all(part.isdigit() for part in parts):
+        return None
+    return [int(part) for part in parts]
+
+
+def _broadcast(a: list[int], b: list[int]) -> list[int] | None:
+    out = []
+    for x, y in zip([1] * (len(b) - len(a)) + a, [1] * (len(a) - len(b)) + b):
+        if x != y and 1 not in (x, y):
+            return None
+        out.append(max(x, y))
+    return out
+
+
+def _broadcast_clash(a: list[int], b: list[int]) -> tuple[int, int, int] | None:
+    """The first dimension (of the broadcast result) where a and b differ and neither is 1: (dim, size_a, size_b)."""
+    rank = max(len(a), len(b))
+    for dim, (x, y) in enumerate(zip([1] * (rank - len(a)) + a, [1] * (rank - len(b)) + b)):
+        if x != y and 1 not in (x, y):
+            return dim, x, y
+    return None
+
+
+@probe("loss_size_text", provides=("input_dims", "target_dims", "broadcast_dims", "clash_dim", "clash_input",
+                                   "clash_target"), live=False)
+def loss_size_text(ctx: ProbeContext) -> Evidence | None:
+    """The loss's input and target sizes from the message, line wraps removed, and what they broadcast to
+    (or, when they do not broadcast at all, the first dimension where they clash)."""
+    sizes = {key: _size_list(ctx.facts.get(key, "")) for key in ("input_dims", "target_dims")}
+    if any(value is None for value in sizes.values()):
+        return None
+    facts: dict[str, Any] = {key: join_dims(value) for key, value in sizes.items()}
+    both = _broadcast(sizes["input_dims"], sizes["target_dims"])
+    if both is not None and both != sizes["input_dims"]:
+        facts["broadcast_dims"] = join_dims(both)
+    clash = _broadcast_clash(sizes["input_dims"], sizes["target_dims"])
+    if clash is not None:
+        facts["clash_dim"], facts["clash_input"], facts["clash_target"] = clash
+    return Evidence(facts)

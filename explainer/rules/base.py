@@ -1,0 +1,314 @@
+"""The rule base: every loaded rule, in the order they are tried, and message matching."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from explainer._errors import RuleError
+from explainer._gc import paused_gc
+from explainer._cache import (NO_CACHE, cache_file, folder_index_path, load_index, load_marshal, open_cache,
+                         save_index, save_marshal)
+from .packs import Pack, discover_packs, display_path
+from .rule import (DATA_FIELDS, Rule, builtin_rules_dir, load_rule_file, rule_file_names, rule_from_data,
+                     rule_to_data, text_may_match)
+
+MATCH_TIMEOUT_S = 0.1
+MAX_MATCH_CHARS = 100_000
+
+
+@dataclass
+class Match:
+    rule: Rule
+    groups: dict[str, Any]
+    pattern_index: int
+
+
+@dataclass
+class RuleBase:
+    rules: list[Rule]
+    problems: list[RuleError] = field(default_factory=list)
+    timeouts: set[str] = field(default_factory=set)
+    packs: list[Pack] = field(default_factory=list)
+    # The part of problems that comes from team packs: skipped at run time and reported once.
+    team_problems: list[RuleError] = field(default_factory=list)
+    # Where a matched rule's probes come from when they are imported on demand (LazyProbes), else None.
+    probe_registry: LazyProbes | None = None
+
+    def __post_init__(self) -> None:
+        # Higher priority first; at equal priority, the order packs were given (team packs before
+        # the built-in rules, so a team rule wins a tie), then by id.
+        pack_order = {}
+        for rule in self.rules:
+            pack_order.setdefault(rule.pack, len(pack_order))
+        self.rules.sort(key=lambda r: (-r.priority, pack_order[r.pack], r.id))
+        self.by_id = {r.id: r for r in self.rules}
+
+    def match(self, text: str, kind: str = "error") -> Match | None:
+        for found in self.iter_matches(text, kind):
+            return found
+        return None
+
+    def foreign_match(self, text: str) -> Match | None:
+        """The first rule saying that text was printed by another framework, not by PyTorch."""
+        return self.match(text, "foreign")
+
+    def claim(self, text: str) -> Match | None:
+        """The rule a pasted text is answered with: another framework's first, then PyTorch's."""
+        return self.foreign_match(text) or self.match(text)
+
+    def iter_matches(self, text: str, kind: str = "error"):
+        """Every rule of this kind that matches text, in the order they are tried."""
+        text = text[:MAX_MATCH_CHARS]
+        for rule in self.rules:
+            # A rule whose pattern once ran past the timeout is not tried again in this process:
+            # a log with thousands of errors must not pay the timeout thousands of times.
+            if rule.kind != kind or rule.id in self.timeouts:
+                continue
+            found = match_rule(rule, text, self.timeouts)
+            if found is not None:
+                yield self._ready(found)
+
+    def _ready(self, found: Match) -> Match:
+        """found, with its rule's probes registered (a match is what needs them)."""
+        if self.probe_registry is not None and found.rule.probes:
+            self.probe_registry.ensure(found.rule.probes)
+        return found
+
+
+def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None) -> Match | None:
+    for index, required in enumerate(rule.literals):
+        if not text_may_match(required, text):
+            continue  # cannot match: no need to compile or run the pattern
+        pattern = rule.pattern(index)
+        try:
+            found = pattern.search(text, timeout=MATCH_TIMEOUT_S)
+        except TimeoutError:
+            # A catastrophic pattern: skip it, and let the caller report it once.
+            if timeouts is not None:
+                timeouts.add(rule.id)
+            continue
+        if found is not None:
+            groups = {k: _number(v) for k, v in found.groupdict().items() if v is not None}
+            return Match(rule, groups, index)
+    return None
+
+
+def _number(value: str) -> Any:
+    stripped = value.strip()
+    if stripped.lstrip("-").isdigit() and len(stripped) < 30:
+        return int(stripped)
+    return value
+
+
+def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | None = None,
+                cached: bool = False) -> tuple[list[Rule], list[RuleError]]:
+    """Every rule file of folder; cached=True reuses what earlier processes learned (see _rulecache)."""
+    files = rule_file_names(folder)
+    index = None
+    if cached:
+        context = f"{pack}|{display_root}|{_probes_key(known_probes)}|{','.join(DATA_FIELDS)}"
+        index = folder_index_path(folder, files, context)
+        built = load_index(index)
+        if built is not None:
+            return [rule_from_data(data) for data in built], []
+    cache = open_cache(folder) if cached else NO_CACHE
+    rules, problems = [], []
+    for path in files:
+        try:
+            rules.append(load_rule_file(Path(path), pack=pack, known_probes=known_probes, display_root=display_root,
+                                        cache=cache))
+        except RuleError as exc:
+            problems.append(exc)
+    cache.save()
+    if index is not None and not problems:
+        save_index(index, [rule_to_data(rule) for rule in rules])  # a folder with problems is read again
+    return rules, problems
+
+
+def _probes_key(known_probes) -> str:
+    """What validating against known_probes depended on, for the folder index's name."""
+    if known_probes is None:
+        return "*"
+    signature = getattr(known_probes, "signature", None)
+    return signature() if signature is not None else ",".join(sorted(known_probes))
+
+
+class LazyProbes(Mapping):
+    """The probe registry of the default rule base. The built-in probe modules are imported only when a
+    rule must be validated against them (a folder index miss) or when a matched rule's probes run, and
+    then only the modules those probes are in (which module registers which probe is cached)."""
+
+    def __init__(self) -> None:
+        from explainer import probes as _probes
+
+        self._registry = _probes.PROBES
+        self._load_all = _probes.load_builtin_probes
+        self._package = _probes.__name__
+        self._folder = _probes.__path__[0]
+        self._files: str | None = None
+        self._all_loaded = False
+
+    def _file_signature(self) -> str:
+        if self._files is None:
+            found = []
+            for folder, _, names in os.walk(self._folder):
+                where = os.path.relpath(folder, self._folder)
+                for name in names:
+                    if name.endswith(".py"):
+                        stat = os.stat(os.path.join(folder, name))
+                        found.append(f"{where}/{name}|{stat.st_size}|{stat.st_mtime_ns}")
+            self._files = ",".join(sorted(found))
+        return self._files
+
+    def signature(self) -> str:
+        """The built-in probe files as they are, and the names of the probes registered from elsewhere."""
+        others = sorted(name for name, found in self._registry.items()
+                        if not found.function.__module__.startswith(self._package + "."))
+        return f"files:{self._file_signature()}|others:{','.join(others)}"
+
+    def load_all(self) -> dict[str, Any]:
+        if self._all_loaded:
+            return self._registry
+        self._load_all()
+        self._all_loaded = True
+        where = {name: found.function.__module__ for name, found in self._registry.items()
+                 if found.function.__module__.startswith(self._package + ".")}
+        path = cache_file("probes", self._file_signature())
+        if load_marshal(path) != where:
+            save_marshal(path, where)
+        return self._registry
+
+    def ensure(self, names: list[str]) -> None:
+        """Make sure the named probes are registered: import their modules, or every module."""
+        missing = [name for name in names if name not in self._registry]
+        if not missing:
+            return
+        where = load_marshal(cache_file("probes", self._file_signature()))
+        modules = {where.get(name) for name in missing} if isinstance(where, dict) else {None}
+        if None in modules:
+            self.load_all()
+            return
+        for module in sorted(modules):
+            import_module(module)
+        if any(name not in self._registry for name in missing):
+            self.load_all()
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._registry:
+            self.load_all()
+        return self._registry[name]
+
+    def __iter__(self):
+        return iter(self.load_all())
+
+    def __len__(self) -> int:
+        return len(self.load_all())
+
+
+def load_pack(pack: Pack, known_probes, cached: bool = False) -> tuple[list[Rule], list[RuleError]]:
+    """A team pack's rules (rule.pack is its prefix); an id outside the pack's prefix is a problem."""
+    loaded, problems = load_folder(pack.folder, pack=pack.prefix, known_probes=known_probes,
+                                   display_root=Path.cwd(), cached=cached)
+    rules = []
+    for rule in loaded:
+        if not rule.id.startswith(pack.prefix + "."):
+            problems.append(RuleError(
+                rule.file, f"id does not start with the pack's prefix '{pack.prefix}.' "
+                f"(declared in {display_path(pack.pack_file)})", line=rule.line, rule=rule.id, field="id",
+                hint=f"rename it '{pack.prefix}.{rule.id.split('.', 1)[-1]}'"))
+            continue
+        rules.append(rule)
+    return rules, problems
+
+
+def build_rulebase(folders: list[tuple[str, Path]], known_probes, *, packs: list[Pack] = (),
+                   pack_problems: list[RuleError] = (), cached: bool = False) -> RuleBase:
+    """Team packs, then (pack name, folder) pairs, in order; duplicate ids are problems naming both files.
+
+    pack_problems are discovery problems of the team packs (see discover_packs).
+    """
+    rules: list[Rule] = []
+    problems: list[RuleError] = []
+    team_problems: list[RuleError] = list(pack_problems)
+    seen: dict[str, Rule] = {}
+    builtin = [(load_folder(folder, pack=name, known_probes=known_probes, cached=cached), problems)
+               for name, folder in folders]
+    # Any prefix a built-in id uses is reserved, beyond the categories read_pack already refuses.
+    taken = {rule.id.split(".")[0]: rule for (loaded, _), _ in builtin for rule in loaded}
+    accepted, team = [], []
+    for pack in packs:
+        if pack.prefix in taken:
+            team_problems.append(RuleError(
+                display_path(pack.pack_file), f"prefix {pack.prefix!r} is used by the built-in rules "
+                f"({taken[pack.prefix].file})", hint="use your team's or company's name"))
+            continue
+        accepted.append(pack)
+        team.append((load_pack(pack, known_probes, cached), team_problems))
+    for (loaded, errors), sink in team + builtin:
+        sink.extend(errors)
+        for rule in loaded:
+            if rule.id in seen:
+                sink.append(RuleError(rule.file, f"duplicate id: also defined in {seen[rule.id].file}",
+                                      line=rule.line, rule=rule.id, field="id"))
+                continue
+            seen[rule.id] = rule
+            rules.append(rule)
+    return RuleBase(rules, team_problems + problems, packs=accepted, team_problems=team_problems)
+
+
+_lock = threading.Lock()
+_default: RuleBase | None = None
+_noticed: set[str] = set()
+
+
+def default_rulebase() -> RuleBase:
+    """The built-in rules plus every discovered team pack (see _packs), loaded once per process."""
+    global _default
+    with _lock:
+        if _default is None:
+            probes = LazyProbes()
+            try:
+                # A pack's probes are imported after the built-in ones, as a clash must be reported there.
+                packs, pack_problems = discover_packs(before_probes=probes.load_all)
+            except Exception as exc:  # a broken environment must not cost the built-in rules
+                packs, pack_problems = [], [RuleError("team rule packs", f"discovery failed: {exc!r}")]
+            with paused_gc():
+                _default = build_rulebase([("builtin", builtin_rules_dir())], probes, packs=packs,
+                                          pack_problems=pack_problems, cached=True)
+            _default.probe_registry = probes
+        return _default
+
+
+def reset_default_rulebase() -> None:
+    global _default
+    with _lock:
+        _default = None
+        _noticed.clear()
+
+
+def problems_notice() -> str:
+    """Lines for the hook, each printed once per process: broken team rules, and patterns that timed out."""
+    with _lock:
+        rulebase = _default
+        if rulebase is None:
+            return ""
+        lines = []
+        if rulebase.team_problems and "load" not in _noticed:
+            _noticed.add("load")
+            count = len(rulebase.team_problems)
+            first = rulebase.team_problems[0]
+            where = f"{first.file}:{first.line}" if first.line else first.file
+            who = f" rule {first.rule}:" if first.rule else ""
+            lines.append(f"torch-explainer: skipped {count} broken team rule{'s' if count != 1 else ''} "
+                         f"({where}:{who} {first.message}); run 'explainer rules check'\n")
+        for rule_id in sorted(rulebase.timeouts - _noticed):
+            _noticed.add(rule_id)
+            lines.append(f"torch-explainer: rule {rule_id} took over {MATCH_TIMEOUT_S}s to match and was "
+                         f"skipped; run 'explainer rules test'\n")
+        return "".join(lines)

@@ -1,0 +1,307 @@
+"""`explainer rules check/test`: validate rule files and test them against their examples.
+
+Findings print as `file:line: rule ID: message` so editors and CI logs link to the line.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+import yaml
+
+from explainer._errors import RuleError
+from .packs import PACK_FILE, Pack, discover_packs, display_path
+from .base import MATCH_TIMEOUT_S, RuleBase, build_rulebase, match_rule
+from .rule import (FRONT_MATTER_RE, ID_RE, Example, Rule, _display,
+                     parse_yaml_with_lines, builtin_rules_dir, rule_files)
+
+
+@dataclass
+class Finding:
+    file: str
+    line: int | None
+    rule: str | None
+    message: str
+    hint: str | None = None
+    note: bool = False  # information, not a failure
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        who = f" rule {self.rule}:" if self.rule else ""
+        text = f"{where}:{who} {'note: ' if self.note else ''}{self.message}"
+        return text + (f"\n    hint: {self.hint}" if self.hint else "")
+
+
+def from_error(error: RuleError) -> Finding:
+    message = f"{error.field}: {error.message}" if error.field else error.message
+    return Finding(error.file, error.line, error.rule, message, error.hint)
+
+
+@dataclass
+class Scope:
+    """The rules a command looks at (subjects) inside everything they compete with (rulebase)."""
+
+    rulebase: RuleBase
+    subjects: list[Rule]
+    problems: list[Finding]  # problems in scope that keep rules from loading or from being tested
+    runbook: list[Finding] = field(default_factory=list)  # runbook text problems: `check` reports them
+
+
+# Runbook pages share these sections, so every page reads the same way (runbooks/shape/matmul.md).
+SECTIONS = ("What it means", "Likely causes", "How to confirm", "Fix")
+# Problems build_rulebase finds between files, after loading; check recomputes duplicates over
+# every file, loaded or not, so that one run reports them all.
+_DUPLICATE = "duplicate id:"
+_OUTSIDE_PREFIX = "id does not start with the pack's prefix"
+
+
+def load_scope(paths: Iterable[str] = ()) -> Scope:
+    """Built-in rules plus every discovered pack, plus the packs holding PATHs; subjects under PATHs."""
+    from explainer.probes import load_builtin_probes
+
+    paths = [Path(p) for p in paths]
+    probes = load_builtin_probes()
+    builtin = builtin_rules_dir()
+    findings, extra = _command_line_packs(paths, builtin)
+    packs, pack_problems = discover_packs(extra=extra)
+    rulebase = build_rulebase([("builtin", builtin)], probes, packs=packs, pack_problems=pack_problems)
+    in_scope = functools.partial(_in_scope, paths)
+    subjects = [r for r in rulebase.rules if in_scope(r.file)]
+    load_errors: dict[str, RuleError] = {}
+    for problem in rulebase.problems:
+        if problem.message.startswith(_DUPLICATE):
+            continue
+        if in_scope(problem.file, problem.message):
+            findings.append(from_error(problem))
+        if not problem.message.startswith(_OUTSIDE_PREFIX):
+            load_errors.setdefault(problem.file, problem)
+    runbook = _check_files(rulebase, builtin, in_scope, load_errors, findings)
+    return Scope(rulebase, subjects, findings, runbook)
+
+
+def _command_line_packs(paths: list[Path], builtin: Path) -> tuple[list[Finding], list[tuple[Path, str]]]:
+    """(problems with the PATHs, the pack folders holding them outside the built-in rules)."""
+    findings: list[Finding] = []
+    extra: list[tuple[Path, str]] = []
+    for path in paths:
+        if not path.exists():
+            findings.append(Finding(str(path), None, None, "no such file or folder"))
+        elif not _under(path, builtin):
+            folder = _pack_folder(path)
+            if folder is None:
+                findings.append(Finding(str(path), None, None, f"not in a rule pack: no {PACK_FILE} here or above",
+                                        hint=f"create {PACK_FILE} in the pack's folder with 'prefix: yourteam'"))
+            else:
+                extra.append((folder, "the command line"))
+    return findings, extra
+
+
+def _in_scope(paths: list[Path], file: str, text: str = "") -> bool:
+    return not paths or any(_under(Path(file), p) or display_path(p) in text for p in paths)
+
+
+def _check_files(rulebase: RuleBase, builtin: Path, in_scope, load_errors: dict[str, RuleError],
+                 findings: list[Finding]) -> list[Finding]:
+    """Every rule file, loaded or not, in load order: adds its problems to findings (sources its pack lacks,
+    ids outside the pack's prefix, duplicate ids) and returns its runbook text problems."""
+    loaded = {r.file: r for r in rulebase.rules}
+    runbook: list[Finding] = []
+    first_file: dict[str, str] = {}  # id -> the file that defines it first, in the order rules load
+    for path, shown, pack in _files_in_load_order(rulebase, builtin):
+        rule, error, wanted = loaded.get(shown), load_errors.get(shown), in_scope(shown)
+        page = _read_page(path) if wanted or rule is None else None
+        rule_id, line = (rule.id, rule.line) if rule is not None else (_raw_id(page), _page_id_line(page))
+        if wanted:
+            findings.extend(_source_findings(rule, page, shown, rule_id, line, error, pack))
+        if wanted and page is not None and page.body.strip():
+            runbook.extend(_missing_sections(page, shown, rule_id))
+        if rule is None and rule_id is not None and pack is not None and not rule_id.startswith(pack.prefix + "."):
+            if wanted and error is not None:  # without a load error, build_rulebase reported it
+                findings.append(_outside_prefix(shown, line, rule_id, pack))
+            continue  # never loaded, as a rule outside its prefix never is
+        if rule_id is None:
+            continue
+        if rule_id not in first_file:
+            first_file[rule_id] = shown
+        elif wanted:
+            findings.append(Finding(shown, line, rule_id, f"id: {_DUPLICATE} also defined in {first_file[rule_id]}",
+                                    hint="ids are unique across the built-in rules and every pack: rename one"))
+    return runbook
+
+
+def _page_id_line(page: _Page | None) -> int | None:
+    return page.lines.get("id", 2) if page else None
+
+
+def _source_findings(rule: Rule | None, page: _Page | None, shown: str, rule_id: str | None, line: int | None,
+                     error: RuleError | None, pack: Pack | None) -> list[Finding]:
+    """A loaded team rule's sources that its pack lacks; for a file that did not load, its further load
+    problems too (the first is reported with the rulebase's)."""
+    if rule is not None:
+        if pack is None:
+            return []
+        return _missing_sources(rule.file, rule.id, rule.line, _rule_sources(rule), rule.fixture, pack)
+    if page is None or page.data is None:
+        return []
+    found = [from_error(problem) for problem in error.problems[1:]] if error is not None else []
+    if pack is not None:
+        found += _missing_sources(shown, rule_id, line, _raw_sources(page), page.data.get("fixture"), pack)
+    return found
+
+
+def _files_in_load_order(rulebase: RuleBase, builtin: Path):
+    """(path, file as rules and problems show it, its team pack or None), in the order build_rulebase loads."""
+    for pack in rulebase.packs:
+        for path in rule_files(pack.folder):
+            yield path, _display(path, Path.cwd()), pack
+    for path in rule_files(builtin):
+        yield path, _display(path, None), None
+
+
+def _under(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+        return True
+    except (ValueError, OSError):
+        return False
+
+
+def _pack_folder(path: Path) -> Path | None:
+    start = path.resolve() if path.is_dir() else path.resolve().parent
+    for folder in (start, *start.parents):
+        if (folder / PACK_FILE).is_file():
+            return folder
+    return None
+
+
+@dataclass
+class _Page:
+    """A rule file read without validation: its front matter (None when unreadable) and body."""
+
+    data: dict | None
+    lines: dict[str, int]  # field -> line in the file, as the loader numbers them
+    body: str
+    body_line: int  # where the body starts (the closing '---' when nothing follows it)
+
+
+def _read_page(path: Path) -> _Page | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    match = FRONT_MATTER_RE.match(text)
+    if not match:
+        return None
+    body_line = text.count("\n", 0, match.start(2)) + (1 if match.start(2) < len(text) else 0)
+    try:
+        data, lines = parse_yaml_with_lines(match.group(1))
+    except yaml.YAMLError:
+        return _Page(None, {}, match.group(2), body_line)
+    if not isinstance(data, dict):
+        return _Page(None, {}, match.group(2), body_line)
+    # +1 for the opening '---' line, +1 because YAML marks count from zero.
+    return _Page(data, {k: v + 2 for k, v in lines.items()}, match.group(2), body_line)
+
+
+def _raw_id(page: _Page | None) -> str | None:
+    value = page.data.get("id") if page is not None and page.data is not None else None
+    return value if isinstance(value, str) and ID_RE.match(value) else None
+
+
+def _outside_prefix(file: str, line: int | None, rule_id: str, pack: Pack) -> Finding:
+    return Finding(file, line, rule_id, f"id: {_OUTSIDE_PREFIX} '{pack.prefix}.' "
+                   f"(declared in {display_path(pack.pack_file)})",
+                   hint=f"rename it '{pack.prefix}.{rule_id.split('.', 1)[-1]}'")
+
+
+def _missing_sections(page: _Page, file: str, rule_id: str | None) -> list[Finding]:
+    return [Finding(file, page.body_line, rule_id, f"runbook text: section '## {name}' is missing",
+                    hint="the runbook text has four sections, in order: " + ", ".join(f"'## {s}'" for s in SECTIONS))
+            for name in SECTIONS
+            if not re.search(rf"^##[ \t]+{re.escape(name)}[ \t]*$", page.body, re.MULTILINE | re.IGNORECASE)]
+
+
+def _rule_sources(rule: Rule) -> list[tuple[str, int, str, int | None]]:
+    entries = [("example", i, e.source, e.line) for i, e in enumerate(rule.examples, 1)]
+    return entries + [("counter-example", i, e.source, e.line) for i, e in enumerate(rule.counter_examples, 1)]
+
+
+def _raw_sources(page: _Page) -> list[tuple[str, int, str, int | None]]:
+    entries = []
+    for fld, what in (("examples", "example"), ("counter_examples", "counter-example")):
+        value = page.data.get(fld)
+        for i, item in enumerate(value if isinstance(value, list) else []):
+            if isinstance(item, dict) and isinstance(item.get("source"), str) and item["source"].strip():
+                entries.append((what, i + 1, item["source"], page.lines.get(f"{fld}[{i}]")))
+    return entries
+
+
+def _missing_sources(file: str, rule_id: str | None, line: int | None, sources, fixture, pack: Pack) -> list[Finding]:
+    """A team rule's fixture and example sources are files of its pack (or URLs)."""
+    found = []
+    for what, number, source, source_line in sources:
+        if not source.startswith(("http://", "https://")) and not (pack.folder / source).is_file():
+            found.append(Finding(file, source_line, rule_id,
+                                 f"{what} {number}: source {source} is not a file of the pack",
+                                 hint=f"sources are URLs or paths relative to {display_path(pack.folder)}"))
+    if isinstance(fixture, str) and not (pack.folder / fixture).is_file():
+        found.append(Finding(file, line, rule_id, f"fixture {fixture} is not a file of the pack",
+                             hint=f"paths are relative to {display_path(pack.folder)}"))
+    return found
+
+
+def run_check(scope: Scope) -> list[Finding]:
+    """Every problem in scope (schema, patterns, templates, probes, ids, prefixes, sources, runbook text)."""
+    return sorted(scope.problems + scope.runbook, key=lambda f: (f.file, f.line or 0))
+
+
+def run_test(scope: Scope) -> list[Finding]:
+    """Examples claimed by their own rule, counter-examples not matched by it, no ambiguity."""
+    findings: list[Finding] = []
+    rulebase = scope.rulebase
+    for rule in scope.subjects:
+        if rule.kind == "signal":
+            continue
+        for number, example in enumerate(rule.examples, 1):
+            findings.extend(_test_example(rulebase, rule, number, example))
+        for number, example in enumerate(rule.counter_examples, 1):
+            timeouts: set[str] = set()
+            if match_rule(rule, example.message, timeouts) is not None:
+                findings.append(Finding(rule.file, example.line, rule.id,
+                                        f"counter-example {number} matches the rule",
+                                        hint="make the pattern more precise so this near miss is left alone"))
+            elif timeouts:
+                findings.append(_timeout(rule, example, f"counter-example {number}"))
+    return findings
+
+
+def _test_example(rulebase: RuleBase, rule: Rule, number: int, example: Example) -> list[Finding]:
+    timeouts: set[str] = set()
+    if match_rule(rule, example.message, timeouts) is None:
+        if timeouts:
+            return [_timeout(rule, example, f"example {number}")]
+        return [Finding(rule.file, example.line, rule.id, f"example {number} does not match the rule's patterns",
+                        hint="examples are verbatim 'ErrorType: message' lines; test the pattern with "
+                             "regex.search(pattern, message)")]
+    claimed = rulebase.claim(example.message)
+    if claimed is None or claimed.rule.id == rule.id:
+        return []
+    other = claimed.rule
+    if rule.pack == "builtin" and other.pack != "builtin":
+        return [Finding(rule.file, example.line, rule.id,
+                        f"example {number} is claimed first by team rule {other.id} ({other.file}:{other.line}), "
+                        "which takes precedence", note=True)]
+    return [Finding(rule.file, example.line, rule.id,
+                    f"example {number} is claimed first by {other.id} ({other.file}:{other.line})",
+                    hint=f"make one of the two patterns more precise, or set this rule's priority above "
+                         f"{other.priority} (rules are tried by priority, higher first)")]
+
+
+def _timeout(rule: Rule, example: Example, what: str) -> Finding:
+    return Finding(rule.file, example.line, rule.id,
+                   f"{what}: a pattern took over {MATCH_TIMEOUT_S}s to match and was stopped",
+                   hint="the pattern backtracks catastrophically: avoid nested repeats such as (a|aa)+ or (\\w+\\s?)*")

@@ -1,0 +1,438 @@
+"""Loading and validating rule files: one Markdown file per rule, YAML front matter plus runbook text."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from explainer._diagnosis import CATEGORIES
+from explainer._errors import RuleError
+from .prefilter import IGNORE_CASE, required_runs, text_may_match  # noqa: F401 (this module's API too)
+from explainer._cache import NO_CACHE, RuleCache
+from .templates import TemplateProblem, template_fields
+
+ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
+KNOWN_FIELDS = {
+    "id", "kind", "category", "title", "priority", "patterns", "summary", "fixes", "probes",
+    "examples", "counter_examples", "fixture", "related", "tags", "facts",
+}
+# "error" rules match exception messages; "signal" rules are raised by the training monitor and
+# curve analysis from measured facts, so they have no patterns.
+# error: a PyTorch failure; signal: raised from training measurements; foreign: a message printed by
+# another framework (explained as not a PyTorch failure, never matched as one).
+KINDS = ("error", "signal", "foreign")
+GUIDES_DIR = "guides"
+# Facts every diagnosis has, whatever the pattern: usable in any template.
+COMMON_FACTS = frozenset({"error_type", "message"})
+
+
+@dataclass
+class Example:
+    message: str
+    source: str
+    line: int | None = None
+
+
+@dataclass
+class Rule:
+    """A validated rule. Patterns compile on first use; `literals` lets matching skip a pattern
+    whose required text is absent without compiling it."""
+
+    id: str
+    category: str
+    title: str
+    pattern_sources: list[str]
+    groups: set[str]
+    summary: list[str]
+    fixes: list[tuple[str, ...]]  # each fix: alternative templates, the first that can be filled is shown
+    probes: list[str]
+    examples: list[Example]
+    counter_examples: list[Example]
+    body: str
+    file: str
+    priority: int = 0
+    fixture: str | None = None
+    related: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    pack: str = "builtin"
+    line: int = 1
+    kind: str = "error"
+    facts: list[str] = field(default_factory=list)
+    literals: list[list[list[str]] | None] = field(default_factory=list)
+    _compiled: list[Any] | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not self.literals:
+            self.literals = [required_runs(source) for source in self.pattern_sources]
+
+    @property
+    def patterns(self) -> list[Any]:
+        return [self.pattern(index) for index in range(len(self.pattern_sources))]
+
+    def pattern(self, index: int) -> Any:
+        """One compiled pattern: compiled when first needed, since compiling costs more than matching."""
+        if self._compiled is None:
+            self._compiled = [None] * len(self.pattern_sources)
+        compiled = self._compiled[index]
+        if compiled is None:
+            import regex  # only when a pattern is needed: a crash pays for what it uses
+
+            compiled = self._compiled[index] = regex.compile(self.pattern_sources[index])
+        return compiled
+
+    @property
+    def templates(self) -> list[str]:
+        """Every template of the rule: the summaries, then each fix's alternatives."""
+        return [*self.summary, *(source for alternatives in self.fixes for source in alternatives)]
+
+    @property
+    def group_names(self) -> set[str]:
+        return set(self.groups)
+
+
+# A rule in the folder index is a tuple of these fields' values (read back without keyword arguments).
+DATA_FIELDS = tuple(f.name for f in fields(Rule) if not f.name.startswith("_"))
+_GROUPS, _EXAMPLES, _COUNTER_EXAMPLES = (DATA_FIELDS.index(name) for name in ("groups", "examples",
+                                                                              "counter_examples"))
+
+
+def rule_to_data(rule: Rule) -> tuple:
+    """A validated rule as plain data (marshal-able), for the folder index (_rulecache)."""
+    values = [getattr(rule, name) for name in DATA_FIELDS]
+    values[_GROUPS] = sorted(rule.groups)
+    for index in (_EXAMPLES, _COUNTER_EXAMPLES):
+        values[index] = [(e.message, e.source, e.line) for e in values[index]]
+    return tuple(values)
+
+
+def rule_from_data(data: tuple) -> Rule:
+    values = list(data)
+    values[_GROUPS] = set(values[_GROUPS])
+    for index in (_EXAMPLES, _COUNTER_EXAMPLES):
+        values[index] = [Example(*item) for item in values[index]]
+    return Rule(*values)
+
+
+def builtin_rules_dir() -> Path:
+    """runbooks/ in a source checkout (editable install) or explainer/runbooks in a wheel."""
+    from importlib import resources
+
+    try:
+        return Path(str(resources.files("explainer.runbooks")))
+    except (ModuleNotFoundError, TypeError):
+        from explainer._config import SOURCE_ROOT
+
+        return SOURCE_ROOT / "runbooks"
+
+
+def rule_files(folder: Path) -> list[Path]:
+    """Every rule file below folder, in a stable order. README/index pages and guides/ are not rules."""
+    return [Path(name) for name in rule_file_names(folder)]
+
+
+def rule_file_names(folder: Path) -> list[str]:
+    """rule_files as strings, in the same order (Path's: by components). os.walk and plain strings
+    rather than rglob and Paths: this runs at every crash."""
+    found = []
+    top = str(Path(folder))
+    for root, dirs, names in os.walk(top):
+        if root == top:
+            dirs[:] = [d for d in dirs if d != GUIDES_DIR]
+        parts = root.split(os.sep)
+        found += [[*parts, name] for name in names
+                  if name.endswith(".md") and name.lower() not in {"readme.md", "index.md"}]
+    return [os.sep.join(parts) for parts in sorted(found)]
+
+
+def load_rule_file(path: Path, *, pack: str = "builtin", known_probes: dict[str, Any] | None = None,
+                   display_root: Path | None = None, cache: RuleCache = NO_CACHE) -> Rule:
+    """Parse and validate one rule file; raises RuleError naming the file, line, rule and field.
+
+    With a cache, a file seen unchanged before is not parsed again, its patterns compile on first
+    use and its templates are not re-read; every check on its fields still runs.
+    """
+    shown = _display(path, display_root)
+    key = cache.file_key(path)
+    known = cache.entry(key)
+    if known is not None:
+        data, lines, body = known["data"], known["lines"], known["body"]
+    else:
+        data, lines, body = _read_rule_file(path, shown)
+    rule = _build_rule(data, body, shown, lines, pack, known_probes, cache,
+                       set(known["groups"]) if known else None, known.get("literals") if known else None)
+    cache.remember_file(key, {"data": data, "lines": lines, "body": body, "groups": sorted(rule.groups),
+                              "literals": rule.literals})
+    return rule
+
+
+def _read_rule_file(path: Path, shown: str) -> tuple[dict, dict[str, int], str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleError(shown, f"cannot read the file: {exc}") from None
+    match = FRONT_MATTER_RE.match(text)
+    if not match:
+        raise RuleError(shown, "no YAML front matter", line=1,
+                        hint="start the file with a line '---', the rule's fields, then another '---'")
+    header, body = match.group(1), match.group(2)
+    import yaml
+
+    try:
+        data, lines = parse_yaml_with_lines(header)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise RuleError(shown, f"invalid YAML: {getattr(exc, 'problem', exc)}",
+                        line=(mark.line + 2) if mark else None) from None
+    if not isinstance(data, dict):
+        raise RuleError(shown, "the front matter must be a mapping of fields", line=2)
+    # +1 for the opening '---' line, +1 because YAML marks count from zero.
+    return data, {k: v + 2 for k, v in lines.items()}, body
+
+
+def _display(path: Path, root: Path | None) -> str:
+    if root is not None:
+        base = os.path.abspath(root) + os.sep
+        full = os.path.abspath(path)
+        if full.startswith(base):
+            return full[len(base):]
+    return str(path)
+
+
+def parse_yaml_with_lines(header: str) -> tuple[Any, dict[str, int]]:
+    """YAML's data and the (zero-based) line of each field, from one safe parse: rule front matter,
+    pack files. PyYAML is imported here, not when the module loads: cached rules are not parsed again."""
+    import yaml
+
+    # libyaml when PyYAML was built with it: rule loading happens at the moment of a crash.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(header)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+    return data, (_field_lines(node) if node is not None else {})
+
+
+def _field_lines(node: Any, prefix: str = "") -> dict[str, int]:
+    """Map 'field', 'field[2]' and 'field[2].message' to the zero-based line where each starts."""
+    import yaml
+
+    lines: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            name = f"{prefix}.{key.value}" if prefix else str(key.value)
+            lines[name] = key.start_mark.line
+            lines.update(_field_lines(value, name))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            name = f"{prefix}[{i}]"
+            lines[name] = item.start_mark.line
+            lines.update(_field_lines(item, name))
+    return lines
+
+
+def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: str,
+                known_probes: dict[str, Any] | None, cache: RuleCache, cached_groups: set[str] | None,
+                cached_literals: list[list[list[str]] | None] | None) -> Rule:
+    """Validate every field; on problems, raise the first with all of them in its `problems`."""
+    rule_id = data.get("id")
+    problems: list[RuleError] = []
+
+    def fail(fld: str, message: str, hint: str | None = None) -> None:
+        problems.append(RuleError(file, message, line=lines.get(fld, lines.get(fld.split("[")[0], 2)),
+                                  rule=rule_id if isinstance(rule_id, str) and ID_RE.match(rule_id) else None,
+                                  field=fld, hint=hint))
+
+    category, title, priority, kind = _check_header(data, fail)
+    is_signal = kind == "signal"
+    if is_signal and data.get("patterns"):
+        fail("patterns", "a signal rule has no patterns: it is raised from measured facts",
+             "list the facts its templates use under 'facts'")
+    declared_facts = _string_list(data.get("facts"), "facts", fail)
+    raw_patterns = _string_list(data.get("patterns"), "patterns", fail, required=not is_signal)
+    if cached_groups is not None:
+        compiled, groups, patterns_ok = None, cached_groups, True
+    else:
+        compiled, groups, patterns_ok = _compile_patterns(raw_patterns, fail)
+    probes = _string_list(data.get("probes"), "probes", fail)
+    provided = set(COMMON_FACTS) | groups | set(declared_facts) | _probe_facts(probes, known_probes, fail)
+    summary = _string_list(data.get("summary"), "summary", fail, required=True)
+    fixes = _fix_list(data.get("fixes"), fail)
+    _check_templates(summary, fixes, provided, groups if patterns_ok and not is_signal else None, fail, cache,
+                     patterns_ok)
+    examples = _examples(data.get("examples"), "examples", fail, lines, required=not is_signal)
+    counter_examples = _examples(data.get("counter_examples"), "counter_examples", fail, lines)
+    fixture = data.get("fixture")
+    if fixture is not None and not isinstance(fixture, str):
+        fail("fixture", "fixture must be a path to a script, relative to the repository root")
+    related = _string_list(data.get("related"), "related", fail)
+    tags = _string_list(data.get("tags"), "tags", fail)
+    if not body.strip():
+        fail("id", "the runbook text (the Markdown after the front matter) is empty",
+             "write what the error means, its causes, how to confirm and how to fix it")
+    if problems:
+        first = problems[0]
+        first.problems = problems
+        raise first
+    return Rule(
+        id=rule_id, category=category, title=title.strip(), pattern_sources=raw_patterns, groups=groups,
+        _compiled=compiled, summary=summary,
+        fixes=fixes, probes=probes, examples=examples, counter_examples=counter_examples,
+        body=body, file=file, priority=priority, fixture=fixture, related=related, tags=tags,
+        pack=pack, line=lines.get("id", 2), kind=kind, facts=declared_facts, literals=cached_literals or [],
+    )
+
+
+def _check_header(data: dict, fail) -> tuple[Any, str, Any, Any]:
+    """id, field names, category, title, priority and kind: (category, title, priority, kind)."""
+    rule_id = data.get("id")
+    if not isinstance(rule_id, str) or not ID_RE.match(rule_id):
+        fail("id", f"missing or invalid id {rule_id!r}",
+             "an id is a prefix and a name joined by dots, lower case: 'shape.matmul'")
+    for name in sorted(set(map(str, data)) - KNOWN_FIELDS):
+        fail(name, f"unknown field {name!r}", f"known fields: {', '.join(sorted(KNOWN_FIELDS))}")
+    category = data.get("category")
+    if category not in CATEGORIES:
+        fail("category", f"category {category!r} is not one of {', '.join(CATEGORIES)}")
+    title = data.get("title")
+    if not isinstance(title, str) or not title.strip():
+        fail("title", "a rule needs a one-line title")
+        title = ""
+    priority = data.get("priority", 0)
+    if not isinstance(priority, int) or isinstance(priority, bool):
+        fail("priority", f"priority must be an integer, not {priority!r}")
+    kind = data.get("kind", "error")
+    if kind not in KINDS:
+        fail("kind", f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    return category, title, priority, kind
+
+
+def _compile_patterns(sources: list[str], fail) -> tuple[list, set[str], bool]:
+    """(compiled patterns, their named groups, whether all compiled)."""
+    import regex
+
+    compiled, groups, ok = [], set(), True
+    for i, source in enumerate(sources):
+        try:
+            compiled.append(regex.compile(source))
+            groups.update(compiled[-1].groupindex)
+        except regex.error as exc:
+            fail(f"patterns[{i}]", f"pattern does not compile: {exc}")
+            ok = False
+    return compiled, groups, ok
+
+
+def _probe_facts(probes: list[str], known_probes: dict[str, Any] | None, fail) -> set[str]:
+    """The facts the named probes provide; an unknown name fails (when the known probes are given)."""
+    if known_probes is None:
+        return set()
+    provided: set[str] = set()
+    for i, name in enumerate(probes):
+        if name in known_probes:
+            provided.update(known_probes[name].provides)
+        else:
+            fail(f"probes[{i}]", f"unknown probe {name!r}",
+                 f"known probes: {', '.join(sorted(known_probes)) or 'none'}")
+    return provided
+
+
+def _check_templates(summary: list[str], fixes: list[tuple[str, ...]], provided: set[str],
+                     message_groups: set[str] | None, fail, cache: RuleCache, patterns_ok: bool) -> None:
+    """Every template uses provided fields only; with message_groups, one summary needs nothing but the message."""
+    # A pattern that did not compile hides its groups: then no claim about the fields templates use.
+    templates_ok = all([_check_template(source, f"summary[{i}]", provided, fail, cache, patterns_ok)
+                        for i, source in enumerate(summary)])
+    for i, alternatives in enumerate(fixes):
+        for source in alternatives:
+            _check_template(source, f"fixes[{i}]", provided, fail, cache, patterns_ok)
+    if message_groups is not None and templates_ok and summary and not any(
+            _cached_fields(s, cache) <= (set(COMMON_FACTS) | message_groups) for s in summary):
+        fail("summary", "no summary template can be filled from the message alone",
+             "add a last summary that uses only the patterns' named groups, for pasted messages")
+
+
+def _string_list(value: Any, fld: str, fail, *, required: bool = False) -> list[str]:
+    if value is None:
+        if required:
+            fail(fld, f"{fld} is required")
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        fail(fld, f"{fld} must be a string or a list of strings")
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+    if required and not value:
+        fail(fld, f"{fld} must not be empty")
+    return list(value)
+
+
+def _fix_list(value: Any, fail) -> list[tuple[str, ...]]:
+    """Each fix is a template, or a list of alternatives of which the first that can be filled is shown:
+    a fix with the live values, then the same advice from the message alone, never both."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        fail("fixes", "fixes must be a list of templates")
+        return []
+    fixes = []
+    for i, item in enumerate(value):
+        alternatives = [item] if isinstance(item, str) else item
+        if not isinstance(alternatives, list) or not alternatives or not all(isinstance(a, str) for a in alternatives):
+            fail(f"fixes[{i}]", "a fix is a template or a non-empty list of alternative templates")
+            continue
+        fixes.append(tuple(alternatives))
+    return fixes
+
+
+def _examples(value: Any, fld: str, fail, lines: dict[str, int], *, required: bool = False) -> list[Example]:
+    if value is None:
+        if required:
+            fail(fld, "at least one verbatim example message is required",
+                 "paste the message exactly as torch prints it, with its source (fixture path or URL)")
+        return []
+    if not isinstance(value, list):
+        fail(fld, f"{fld} must be a list of {{message, source}} entries")
+        return []
+    out = []
+    for i, item in enumerate(value):
+        message = item.get("message") if isinstance(item, dict) else None
+        source = item.get("source") if isinstance(item, dict) else None
+        if not isinstance(message, str) or not message.strip():
+            fail(f"{fld}[{i}]", "each entry needs a non-empty 'message'")
+            continue
+        if not isinstance(source, str) or not source.strip():
+            fail(f"{fld}[{i}]", "each entry needs a 'source': the fixture script or the URL it was copied from")
+            continue
+        out.append(Example(message.rstrip("\n"), source, lines.get(f"{fld}[{i}]")))
+    if required and not out and not value:
+        fail(fld, "at least one verbatim example message is required")
+    return out
+
+
+def _cached_fields(source: str, cache: RuleCache) -> frozenset[str]:
+    fields = cache.template_fields(source)
+    if fields is None:
+        fields = template_fields(source)
+        cache.remember_template(source, fields)
+    return fields
+
+
+def _check_template(source: str, fld: str, provided: set[str], fail, cache: RuleCache,
+                    check_fields: bool = True) -> bool:
+    """Whether the template parses; reports fields nothing provides (unless check_fields is off)."""
+    try:
+        used = _cached_fields(source, cache)
+    except TemplateProblem as exc:
+        fail(fld, f"template does not parse: {exc}")
+        return False
+    missing = sorted(used - provided)
+    if missing and check_fields:
+        fail(fld, f"template uses {', '.join(missing)}, which no pattern group or probe provides",
+             f"available: {', '.join(sorted(provided))}")
+    return True

@@ -1,0 +1,122 @@
+"""Rule templates: a jinja2 sandbox, so a rule file can fill in values but never run code.
+
+Most templates are only `{{ name }}` fields (some with our `plural` filter). Those are read and
+filled without jinja2 (the same result, since facts are plain data), so a crash pays for importing
+jinja2 only when a rule uses more than that.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+_LITERAL = r"""(?:'[^'{}]*'|"[^"{}]*"|-?\d+(?:\.\d+)?)"""
+_FILTER = rf"\|\s*\w+(?:\(\s*{_LITERAL}(?:\s*,\s*{_LITERAL})*\s*\))?\s*"
+_FIELD = rf"\{{\{{\s*([A-Za-z_]\w*)\s*(?:{_FILTER})*\}}\}}"  # compiled when rules are validated, not at a crash
+# {{ name }}, or {{ name | plural('word') }} (the one filter of our own): filled in without jinja2.
+_PLAIN_FIELD_RE = re.compile(r"""\{\{\s*([A-Za-z_]\w*)\s*(?:\|\s*plural\(\s*(?:'([^'\\{}]*)'|"([^"\\{}]*)")\s*\)\s*)?\}\}""")
+_JINJA_TOKENS = ("{{", "{%", "{#")
+
+
+class TemplateProblem(ValueError):
+    """A template that does not parse."""
+
+
+def _plural(count: Any, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+# Part of the name of the folder compiled templates are kept in: change it with the environment below.
+COMPILED_VERSION = 1
+
+
+@lru_cache(maxsize=1)
+def _environment():
+    from jinja2 import BaseLoader, StrictUndefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    class SourceLoader(BaseLoader):
+        """A template's name is its source: so that get_template can use the compiled-template cache."""
+
+        def get_source(self, environment, template):
+            return template, None, lambda: True
+
+    environment = ImmutableSandboxedEnvironment(undefined=StrictUndefined, autoescape=False,
+                                                keep_trailing_newline=False, loader=SourceLoader(),
+                                                bytecode_cache=_compiled_cache(), cache_size=2048)
+    environment.filters["plural"] = _plural
+    return environment
+
+
+def _compiled_cache():
+    """Compiled templates kept across processes (jinja2's own bytecode cache, one file per template, in
+    a folder named by the jinja2 version and this environment's), or None: compiling costs a few ms."""
+    from jinja2 import FileSystemBytecodeCache, __version__
+
+    from explainer._cache import cache_dir
+
+    base = cache_dir()
+    if base is None:
+        return None
+    folder = base / f"templates-v{COMPILED_VERSION}-jinja2-{__version__}"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return FileSystemBytecodeCache(str(folder))
+
+
+@lru_cache(maxsize=8192)
+def template_fields(source: str) -> frozenset[str]:
+    """The facts a template uses. Raises TemplateProblem if it does not parse."""
+    if not any(token in re.sub(_FIELD, "", source) for token in _JINJA_TOKENS):
+        return frozenset(found.group(1) for found in re.finditer(_FIELD, source))
+    from jinja2 import TemplateSyntaxError, meta
+
+    try:
+        return frozenset(meta.find_undeclared_variables(_environment().parse(source)))
+    except TemplateSyntaxError as exc:
+        raise TemplateProblem(exc.message or str(exc)) from None
+
+
+@lru_cache(maxsize=8192)
+def _plain_fields(source: str) -> tuple[str, ...] | None:
+    """The fields of a template made only of text and {{ name }} (or {{ name | plural('word') }}), or None."""
+    if any(token in _PLAIN_FIELD_RE.sub("", source) for token in _JINJA_TOKENS):
+        return None
+    return tuple(found.group(1) for found in _PLAIN_FIELD_RE.finditer(source))
+
+
+def _fill(found: re.Match, facts: dict[str, Any]) -> str:
+    value = facts[found.group(1)]
+    word = found.group(2) if found.group(2) is not None else found.group(3)
+    return str(value) if word is None else _plural(value, word)
+
+
+def _compile(source: str):
+    return _environment().get_template(source)  # compiled once per process (the environment's cache)
+
+
+def render(source: str, facts: dict[str, Any]) -> str | None:
+    """The filled-in text, or None when the template needs a fact this diagnosis does not have."""
+    plain = _plain_fields(source)
+    if plain is not None:
+        if any(name not in facts for name in plain):
+            return None
+        return _PLAIN_FIELD_RE.sub(lambda found: _fill(found, facts), source).strip()
+    from jinja2 import UndefinedError
+    from jinja2.sandbox import SecurityError
+
+    try:
+        return _compile(source).render(facts).strip()
+    except (UndefinedError, SecurityError, TypeError, ValueError, ArithmeticError):
+        return None
+
+
+def render_first(sources: list[str], facts: dict[str, Any]) -> str | None:
+    for source in sources:
+        text = render(source, facts)
+        if text:
+            return text
+    return None

@@ -1,0 +1,59 @@
+"""The explain pipeline's own behaviour: where a diagnosis points, ordering, and honest fallbacks."""
+
+from __future__ import annotations
+
+import io
+
+import explainer
+from explainer.cli.explain import explain_stream
+from explainer.diagnose.render import render_text
+
+from conftest import raise_fixture
+
+
+def test_worker_error_without_user_frames_points_at_the_loop_in_the_main_process():
+    diagnosis = explainer.explain(raise_fixture("fixtures/data/collate_variable_length.py"))
+    assert diagnosis.rule == "data.collate_variable_length"
+    assert diagnosis.location is not None
+    assert diagnosis.location.code == "for batch in loader:"
+
+
+def test_log_errors_are_reported_in_the_order_they_began():
+    log = "".join([
+        "[rank1]: Traceback (most recent call last):\n",
+        '[rank1]:   File "/home/u/train.py", line 9, in <module>\n',
+        "[rank0]: RuntimeError: mat1 and mat2 shapes cannot be multiplied (8x3 and 4x2)\n",
+        "epoch 1 loss 0.3\n",
+        "[rank1]: RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+        "cuda:0 and cpu!\n",
+    ])
+    lines = [d.facts["input_line"] for d in explain_stream(io.StringIO(log))]
+    assert lines == sorted(lines) and len(lines) == 2
+
+
+def test_unknown_error_line_is_cut_with_an_ellipsis():
+    message = "RuntimeError: something torch has no rule for " + "x" * 300
+    text = render_text(explainer.explain_text(message))
+    assert "…" in text and "x" * 200 not in text
+
+
+def test_another_frameworks_message_is_said_to_be_foreign_not_matched_as_pytorch():
+    # Copied from https://github.com/PaddlePaddle/PaddleSeg/issues/159: Paddle reuses cuDNN's status names.
+    paddle = ("Error Message Summary:\n----------------------\n"
+              "Error: CUDNN_STATUS_EXECUTION_FAILED at (/paddle/paddle/fluid/operators/conv_cudnn_op.cu:288)\n"
+              "  [operator < conv2d > error]")
+    assert explainer.explain_text("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED").rule == \
+        "device.cudnn_status"
+    assert explainer.explain_text(paddle.splitlines()[2]).rule is None
+    diagnosis = explainer.explain_text(paddle)
+    assert diagnosis.rule is None and "PaddlePaddle" in diagnosis.title and "conv2d" in diagnosis.summary
+    assert diagnosis.runbook.endswith("other.not_pytorch_paddle.html")
+    text = render_text(diagnosis)
+    assert "Not a PyTorch error" in text and "runbook:" in text
+
+
+def test_a_pytorch_error_from_an_environment_named_tensorflow_is_still_pytorch():
+    message = ('  File "/home/u/miniconda3/envs/tensorflow/lib/python3.6/site-packages/torch/autograd/__init__.py", '
+               "line 99, in backward\n"
+               "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn")
+    assert explainer.explain_text(message).rule == "autograd.no_grad_fn"

@@ -1,0 +1,88 @@
+"""Large log files: grep finds the candidate lines, Python reads only the blocks around them, and the
+errors found are exactly those of reading the whole file (explainer/_logfile.py)."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from explainer.diagnose import logfile as _logfile
+from explainer.cli.explain import explain_input, explain_stream
+
+from conftest import ROOT
+
+LOGS = ROOT / "fixtures" / "logs"
+pytestmark = pytest.mark.skipif(shutil.which("grep") is None, reason="the fast path needs grep")
+
+
+def _healthy(step: int) -> str:
+    return (f"2024-05-01 10:00:{step % 60:02d},{step % 1000:03d} - trainer - INFO - epoch {step // 500} step {step} "
+            f"loss {1.0 / (1 + step % 97):.5f} lr 0.00030\n")
+
+
+def _write_log(path, errors: list[str], lines_between: int) -> None:
+    """Healthy training lines (some with Windows line ends, some tqdm progress bars redrawn with a lone
+    \\r) around the real error output of the fixture logs, the last one without a final newline."""
+    with open(path, "w", encoding="utf-8", newline="") as out:
+        step = 0
+        for number, error in enumerate(errors):
+            for _ in range(lines_between + 37 * number):  # errors land at different places in blocks
+                line = _healthy(step)
+                if step % 11 == 0:
+                    line = line.replace("\n", "\r\n")
+                if step % 29 == 0:
+                    line = "".join(f"train: {p:3d}%|{'#' * (p // 10):<10}| {p}/100\r" for p in range(0, 100, 7)) + line
+                out.write(line)
+                step += 1
+            out.write(error)
+        out.write("x" * 300_000 + "\n")  # a line longer than a block
+        out.write("RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)")
+
+
+@pytest.fixture()
+def small_blocks(monkeypatch):
+    monkeypatch.setattr(_logfile, "GREP_MIN_BYTES", 0)
+    monkeypatch.setattr(_logfile, "BLOCK_BYTES", 64 << 10)
+    monkeypatch.setattr(_logfile, "PIECE_BYTES", 4 << 10)
+
+
+def _plain(path) -> list[dict]:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return [d.to_dict() for d in explain_stream(handle)]
+
+
+def test_the_grep_path_finds_exactly_what_reading_every_line_finds(tmp_path, small_blocks, monkeypatch):
+    errors = [(LOGS / name).read_text(encoding="utf-8") for name in
+              ("torchrun_two_ranks.log", "dataloader_worker.log", "issue_paste.md")]
+    path = tmp_path / "train.log"
+    _write_log(path, errors * 2, lines_between=900)
+    read, skipped = [], []
+    blocks = _logfile._blocks
+
+    def counting(*args):
+        for block in blocks(*args):
+            (read if block.has_trigger else skipped).append(len(block.data))
+            yield block
+
+    monkeypatch.setattr(_logfile, "_blocks", counting)
+    fast = [d.to_dict() for d in explain_input(str(path))]
+    assert fast == _plain(path)
+    assert len(fast) >= 5 and {d["facts"]["input_line"] for d in fast} == {d["facts"]["input_line"] for d in _plain(path)}
+    assert sum(skipped) > 4 * sum(read), "most of a healthy log is skipped undecoded"
+
+
+def test_without_grep_or_when_grep_fails_the_file_is_read_the_plain_way(tmp_path, small_blocks, monkeypatch):
+    path = tmp_path / "train.log"
+    _write_log(path, [(LOGS / "dataloader_worker.log").read_text(encoding="utf-8")], lines_between=2000)
+    expected = _plain(path)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    assert _logfile.skippable_blocks(str(path)) is None
+    assert [d.to_dict() for d in explain_input(str(path))] == expected
+    monkeypatch.undo()
+    monkeypatch.setattr(_logfile, "GREP_MIN_BYTES", 0)
+    # a grep that dies with status 2 half-way: its offsets are not trusted
+    monkeypatch.setattr(_logfile, "grep_command", lambda: ["sh", "-c", 'head -c 100 "$1" >/dev/null; exit 2', "sh"])
+    with pytest.raises(_logfile.GrepFailed):
+        list(_logfile.skippable_blocks(str(path)))
+    assert [d.to_dict() for d in explain_input(str(path))] == expected

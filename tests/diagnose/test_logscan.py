@@ -1,0 +1,422 @@
+"""Finding and explaining errors in whole logs: multi-rank torchrun output, a DataLoader worker
+failure inside a timestamped log, a pasted GitHub issue, bare messages.
+
+The logs under fixtures/logs/ embed the real stderr of fixture scripts (plus verbatim NCCL and
+torchrun lines from public issues); test_logs_embed_current_fixture_output keeps them honest.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from explainer.cli.explain import explain_stream
+from explainer.diagnose.explain import exception_text
+from explainer.diagnose.logscan import dedupe_key, scan
+from explainer.diagnose.render import render_text
+
+from conftest import ROOT, raise_fixture, run_explainer
+
+LOGS = ROOT / "fixtures" / "logs"
+
+
+LOG_NAMES = ["fixtures/logs/torchrun_two_ranks.log", "fixtures/logs/dataloader_worker.log",
+             "fixtures/logs/issue_paste.md"]
+BARE_MESSAGES = [
+    ("Expected more than 1 value per channel when training, got input size torch.Size([1, 10])",
+     "shape.batchnorm_batch_one"),
+    ("`optimizer got an empty parameter list`", "other.empty_optimizer"),
+    ("[E ProcessGroupNCCL.cpp:737] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, "
+     "OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802211 milliseconds before timing out.", "distributed.nccl_timeout"),
+]
+
+
+@pytest.fixture(scope="module")
+def cli_output(tmp_path_factory) -> dict[str, list[dict]]:
+    """One `explainer explain --format json` run over every log and pasted message (one interpreter start)."""
+    folder = tmp_path_factory.mktemp("pasted")
+    bare = []
+    for number, (message, _) in enumerate(BARE_MESSAGES):
+        path = folder / f"message{number}.txt"
+        path.write_text(message + "\n", encoding="utf-8")
+        bare.append(str(path))
+    result = run_explainer("explain", "--format", "json", *LOG_NAMES, *bare)
+    assert result.returncode == 0, result.stderr
+    by_input: dict[str, list[dict]] = {}
+    for line in result.stdout.splitlines():
+        data = json.loads(line)
+        by_input.setdefault(data["input"], []).append(data)
+    by_input["bare"] = [by_input.get(path, [None])[0] for path in bare]
+    return by_input
+
+
+def _by_rule(diagnoses: list[dict]) -> dict:
+    rules = [d["rule"] for d in diagnoses]
+    assert len(rules) == len(set(rules)), f"an error was explained more than once: {rules}"
+    return {d["rule"]: d for d in diagnoses}
+
+
+# --- whole logs through the command line --------------------------------------------------------
+
+def test_torchrun_log_one_explanation_per_distinct_error(cli_output):
+    name = "fixtures/logs/torchrun_two_ranks.log"
+    found = _by_rule(cli_output[name])
+    assert set(found) == {"distributed.ddp_unused_parameters", "distributed.nccl_timeout",
+                          "distributed.child_failed"}
+    assert all(d["input"] == name for d in found.values())
+    ddp = found["distributed.ddp_unused_parameters"]
+    assert ddp["facts"]["ranks"] == [0, 1] and ddp["facts"]["occurrences"] == 2
+    assert ddp["facts"]["unused_indices"] == "2 3"
+    assert ddp["location"]["file"].endswith("fixtures/distributed/ddp_unused_parameters.py")
+    assert ddp["location"]["line"] == 28
+    nccl = found["distributed.nccl_timeout"]
+    assert nccl["facts"]["ranks"] == [0, 1] and nccl["facts"]["seq_num"] == 1580
+    child = found["distributed.child_failed"]
+    assert (child["facts"]["root_rank"], child["facts"]["exitcode"]) == (0, 1)
+    assert child["location"] is None  # the torchrun console script is not the user's code
+
+
+def test_dataloader_worker_log_gives_the_dataset_line(cli_output):
+    name = "fixtures/logs/dataloader_worker.log"
+    [d] = cli_output[name]
+    assert d["rule"] == "data.worker_error" and d["input"] == name
+    assert d["location"]["file"].endswith("fixtures/data/worker_keyerror.py")
+    assert d["location"]["line"] == 18 and "self.vocab[word]" in d["location"]["code"]
+    assert d["facts"]["original_error"] == "KeyError: 'sat'"
+    assert "wrote crash report" not in d["error"]  # the next log record is not part of the message
+
+
+def test_pasted_issue_explains_each_error_and_invents_nothing_for_the_config_error(cli_output):
+    diagnoses = cli_output["fixtures/logs/issue_paste.md"]
+    found = _by_rule(diagnoses)
+    assert set(found) == {"data.state_dict_keys", "data.target_out_of_bounds", None}
+    assert found["data.state_dict_keys"]["facts"]["key_prefix"] == "module."
+    assert found["data.target_out_of_bounds"]["facts"]["target_value"] == 5
+    unrelated = found[None]
+    assert unrelated["error"] == "KeyError: 'scheduler'"
+    assert unrelated["category"] == "other" and unrelated["fixes"] == [] and unrelated["culprits"] == []
+    assert unrelated["location"] == {"file": "/home/me/project/train.py", "line": 5, "function": "build_scheduler",
+                                     "code": 'return cfg["scheduler"]["warmup_steps"]'}
+
+
+@pytest.mark.parametrize("index", range(len(BARE_MESSAGES)))
+def test_bare_pasted_message_without_a_type(cli_output, index):
+    d = cli_output["bare"][index]
+    assert d is not None, f"nothing found in {BARE_MESSAGES[index][0]!r}"
+    assert d["rule"] == BARE_MESSAGES[index][1] and d["input"].endswith(f"message{index}.txt")
+
+
+def test_stdin_is_read_as_a_pasted_message():
+    result = run_explainer("explain", "--format", "json", "-", stdin="IndexError: Target 7 is out of bounds.\n")
+    [d] = [json.loads(line) for line in result.stdout.splitlines()]
+    assert d["rule"] == "data.target_out_of_bounds" and d["input"] == "-" and d["facts"]["target_value"] == 7
+
+
+# --- the scanner in-process ---------------------------------------------------------------------
+
+def test_interleaved_rank_tracebacks_are_read_whole():
+    found = list(scan(open(LOGS / "torchrun_two_ranks.log", encoding="utf-8")))
+    ddp = [f for f in found if "Expected to have finished reduction" in f.text]
+    assert [f.ranks for f in ddp] == [[0], [1]]
+    for f in ddp:
+        assert f.text.count("\n") == 4, f.text  # the five lines of torch's message, nothing of the other rank
+        assert f.location().line == 28
+    assert dedupe_key(ddp[0].text) == dedupe_key(ddp[1].text)
+
+
+def test_watchdog_lines_without_an_error_header_are_found():
+    lines = [
+        "[rank0]:[E501 10:10:05.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=7, OpType=BROADCAST, NumelIn=5056, NumelOut=5056, Timeout(ms)=600000) ran for "
+        "600026 milliseconds before timing out.",
+        "[E ProcessGroupNCCL.cpp:915] [Rank 2] NCCL watchdog thread terminated with exception: [Rank 2] Watchdog "
+        "caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=BROADCAST, NumelIn=5056, NumelOut=5056, "
+        "Timeout(ms)=600000) ran for 600822 milliseconds before timing out.",
+    ]
+    found = list(scan(lines))
+    assert [f.ranks for f in found] == [[0], [2]]
+    assert [f.text.split("] ", 1)[0] for f in found] == ["[Rank 0", "[Rank 2"]
+    assert all(f.text.split("] ", 1)[1].startswith("Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7")
+               for f in found)
+    assert dedupe_key(found[0].text) == dedupe_key(found[1].text)
+
+
+def test_a_new_log_record_or_header_ends_a_message():
+    found = list(scan([
+        "2024-05-01 10:00:00,001 - train - ERROR - RuntimeError: first problem",
+        "2024-05-01 10:00:00,002 - train - INFO - step 3",
+        "ValueError: second problem",
+        "IndexError: third problem",
+    ]))
+    assert [f.text for f in found] == ["RuntimeError: first problem", "ValueError: second problem",
+                                       "IndexError: third problem"]
+
+
+def test_multi_line_messages_stay_whole():
+    text = ('RuntimeError: Error(s) in loading state_dict for Net:\n\tMissing key(s) in state_dict: "fc.weight". \n'
+            '\tUnexpected key(s) in state_dict: "module.fc.weight". ')
+    [found] = scan(text.splitlines())
+    assert found.text == text.rstrip()
+
+
+def test_inline_code_in_prose_is_found():
+    found = list(scan(["It then fails with `IndexError: Target 5 is out of bounds.` on the first batch."]))
+    assert [f.text for f in found] == ["IndexError: Target 5 is out of bounds."]
+
+
+def test_explain_stream_folds_ranks_in_process():
+    log = "".join(f"[rank{r}]: RuntimeError: DataLoader worker (pid(s) {4000 + r}) exited unexpectedly\n"
+                  for r in range(4))
+    [d] = explain_stream(io.StringIO(log))
+    assert d.rule == "data.worker_killed"
+    assert d.facts["ranks"] == [0, 1, 2, 3] and d.facts["occurrences"] == 4 and d.facts["input_line"] == 1
+
+
+def test_explain_stream_does_not_guess_for_unknown_text():
+    assert explain_stream(io.StringIO("everything is fine, loss 0.01\n")) == []
+
+
+# --- the logs still match what torch prints -----------------------------------------------------
+
+@pytest.mark.parametrize("log, fixture", [
+    ("torchrun_two_ranks.log", "fixtures/distributed/ddp_unused_parameters.py"),
+    ("dataloader_worker.log", "fixtures/data/worker_keyerror.py"),
+    ("issue_paste.md", "fixtures/data/state_dict_module_prefix.py"),
+    ("issue_paste.md", "fixtures/data/target_out_of_bounds.py"),
+])
+def test_logs_embed_current_fixture_output(log, fixture):
+    message = exception_text(raise_fixture(fixture)).splitlines()
+    texts = [f.text for f in scan(open(LOGS / log, encoding="utf-8"))]
+    # The first and last lines of the live message appear, in one found error, as the log has them.
+    assert any(t.startswith(message[0].rstrip()) and t.endswith(message[-1].rstrip()) for t in texts), \
+        f"{log} no longer holds {fixture}'s message: regenerate it from the fixture's stderr"
+
+
+def _corpus_message(source: str, file: str = "", family: str = "") -> str:
+    """A message of the real-world corpus (fixtures/real/) by its source URL, and file and wording family
+    where one thread gave several."""
+    import yaml
+
+    for path in sorted((ROOT / "fixtures" / "real").glob(file or "*.yaml")):
+        for entry in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
+            if isinstance(entry, dict) and entry.get("source") == source and family in ("", entry["family"]):
+                return entry["message"]
+    raise AssertionError(f"no {family or 'entry'} from {source} in {file or 'the corpus'}")
+
+
+def test_kernel_assertion_lines_fold_into_one_error_that_names_the_kernel():
+    text = _corpus_message("https://github.com/milesial/Pytorch-UNet/issues/375", "devmem.yaml", "nll_assert")
+    diagnoses = explain_stream(io.StringIO(text))
+    assert len(diagnoses) == 1
+    assert diagnoses[0].rule == "device.device_assert"
+    assert diagnoses[0].facts["occurrences"] >= 3
+    assert "nll_loss2d_forward_kernel" in diagnoses[0].summary
+
+
+def test_a_warning_printed_with_its_path_is_found_and_unknown_warnings_stay_silent():
+    text = _corpus_message("https://github.com/petko-nikolov/pysemseg/issues/5", "dtype_autograd.yaml", "checkpoint_no_input_requires_grad")
+    found = list(scan(text.splitlines()))
+    assert found and found[0].warning and found[0].text.startswith("UserWarning: None of the inputs")
+    log = "epoch 1\n/x/site-packages/foo.py:12: UserWarning: this flag is deprecated\n  warnings.warn(\nepoch 2\n"
+    assert explain_stream(io.StringIO(log)) == []
+
+
+def test_vs_code_exception_has_occurred_joins_type_and_message():
+    text = _corpus_message("https://github.com/ashutosh1807/PixelFormer/issues/18", "shape.yaml", "view_invalid_shape")
+    found = list(scan(text.splitlines()))
+    assert found[0].text.startswith("RuntimeError: shape '[16, 34, 34, 512]' is invalid for input of size 8921088")
+
+
+def test_a_folded_log_line_is_not_folded_again_into_a_later_report():
+    # Two real failures in one log: the agent's exit line and its summary, then another run's summary.
+    first = _corpus_message("https://github.com/lmzpai/roboMamba/issues/10", "data_dist.yaml", "elastic_child_failed_sigkill")
+    second = _corpus_message("https://github.com/lzhxmu/CPPO/issues/6", "data_dist.yaml", "elastic_child_failed_sigkill")
+    diagnoses = explain_stream(io.StringIO(first + "\n\n" + second + "\n"))
+    assert [d.rule for d in diagnoses].count("distributed.child_failed") >= 2
+
+
+# --- where a pasted traceback failed: messages from the real-world corpus (fixtures/real/) --------
+
+def _where(message: str) -> tuple[dict | None, dict | None]:
+    diagnosis = next(d for d in explain_stream(io.StringIO(message)) if d.rule)
+    location = diagnosis.location.to_dict() if diagnosis.location else None
+    return location, diagnosis.facts.get("raised_in")
+
+
+@pytest.mark.parametrize("source, file_end, line, function, code", [
+    # a Windows path wrapped at 80 columns inside the File line, and a function name cut after "b"
+    ("https://github.com/microsoft/human-pose-estimation.pytorch/issues/112", "core\\function.py", 56, "train",
+     "loss.backward( )"),
+    # frame lines that lost their 'File "' beginning in the paste
+    ("https://github.com/cv516Buaa/tph-yolov5/issues/45", "utils/loss.py", 243, "build_targets", "indices.append"),
+    ("https://github.com/facebookresearch/sam2/issues/48", "sam\\transformer.py", 255, "forward",
+     "F.scaled_dot_product_attention"),
+    # IPython 7: "<ipython-input-4-...> in <module>()" with "----> 1 c(x)", and a library frame wrapped mid-line
+    ("https://github.com/pytorch/pytorch/issues/11065", "497ccf32130c>", 1, "<module>", "c(x)"),
+    ("https://github.com/pytorch/pytorch/issues/36608", "c912e1d6e469>", 1, "<module>", "v1[0].mul_(2)"),
+    # VS Code lists the frames under the message, innermost first
+    ("https://github.com/TexasInstruments/edgeai-yolov5/issues/60", "utils\\loss.py", 236, "build_targets",
+     "indices.append"),
+    # kernel assertions logged before the traceback: the folded diagnosis keeps the traceback's line
+    ("https://github.com/layumi/Person_reID_baseline_pytorch/issues/372", "train.py", 379, "train_model",
+     "loss.item()"),
+    # the error line in markdown bold
+    ("https://github.com/lppllppl920/EndoscopyDepthEstimation-Pytorch/issues/13", "models.py", 541,
+     "_depth_warping", "u_2.view(-1)"),
+    # IPython 7 leaving frames out ("...") and an arrow of a frame it did not show
+    ("https://github.com/adrinta/MAGNET/issues/6", "MAGNET/models.py", 76, "forward", "self.embedding(token)"),
+    ("https://github.com/MisaOgura/flashtorch/issues/42", "utils\\__init__.py", 119, "denormalize",
+     "channel.mul_(std).add_(mean)"),
+    # JupyterLab's copy: "File [path:64](link), in Class.method(args)" frames, all of them a library's
+    ("https://github.com/QwenLM/Qwen3/issues/458", "vllm/worker/cache_engine.py", 64,
+     "CacheEngine._allocate_kv_cache", "torch.empty(kv_cache_shape,"),
+    # a statement typed at the Python prompt (">>> ") is the code of its "<stdin>" frame
+    ("https://github.com/thu-ml/tianshou/pull/1237", "<stdin>", 1, "<module>", "b = a.to('mps')"),
+    # no frame of the user's code in the paste: the library that called torch (gradcam), not torch
+    ("https://github.com/1Konny/gradcam_plus_plus-pytorch/issues/7", "gradcam/gradcam.py", 70, "forward",
+     "score.backward"),
+])
+def test_pasted_tracebacks_are_located_despite_how_they_were_pasted(source, file_end, line, function, code):
+    location, _ = _where(_corpus_message(source))
+    assert location is not None and location["file"].endswith(file_end)
+    assert (location["line"], location["function"]) == (line, function) and code in location["code"]
+
+
+@pytest.mark.parametrize("source, code", [
+    ("https://github.com/sczhou/CodeFormer/issues/303", "return F.conv2d(input, weight, bias, self.stride,"),
+    ("https://github.com/xiezhy6/GP-VTON/issues/48", "cloth_parse_for_d = data['flat_clothes_label'].cuda()"),
+])
+def test_a_statement_pasted_alone_above_the_error_is_shown_as_where_it_was_raised(source, code):
+    location, raised_in = _where(_corpus_message(source))
+    assert location is None and raised_in == {"file": "", "line": 0, "function": "", "code": code}
+
+
+def test_a_traceback_cut_before_its_error_line_is_read_from_the_raise_statement():
+    found = list(scan(_corpus_message("https://github.com/xxlong0/SparseNeuS/issues/42").splitlines()))
+    assert [f.text for f in found] == ["RuntimeError: grad can be implicitly created only for scalar outputs"]
+    location, raised_in = _where(_corpus_message("https://github.com/xxlong0/SparseNeuS/issues/42"))
+    assert location["code"] == "loss.backward()" and raised_in["function"] == "_make_grads"
+
+
+def test_a_log_line_above_an_error_is_not_taken_for_a_statement():
+    text = "Epoch(3/10) loss: 0.51\nRuntimeError: CUDA error: device-side assert triggered\n"
+    diagnosis = explain_stream(io.StringIO(text))[0]
+    assert diagnosis.location is None and "raised_in" not in diagnosis.facts
+
+
+def test_curly_quotes_and_a_code_line_without_its_indent_still_make_a_frame():
+    _, raised_in = _where(_corpus_message("https://github.com/pytorch/pytorch/issues/17041"))
+    assert raised_in["function"] == "_tcp_rendezvous_handler"
+    assert raised_in["code"] == "store = TCPStore(result.hostname, result.port, start_daemon)"
+
+
+def test_a_kernel_assertion_printed_after_the_python_error_is_folded_into_it():
+    diagnoses = explain_stream(io.StringIO(_corpus_message("https://github.com/milesial/Pytorch-UNet/issues/258")))
+    assert [d.rule for d in diagnoses] == ["device.device_assert"]
+    assert "SpatialClassNLLCriterion.cu" in diagnoses[0].summary
+
+
+def test_dynamo_message_goes_on_after_its_blank_line_to_the_users_code():
+    found = list(scan(_corpus_message("https://github.com/pytorch/pytorch/issues/100109").splitlines()))
+    assert len(found) == 1 and "from user code:" in found[0].text
+    assert "scores += position_bias_masked" in found[0].text
+
+
+@pytest.mark.parametrize("source, rule", [
+    ("https://github.com/snowflakedb/ArcticTraining/issues/219", "distributed.nccl_watchdog_stuck"),
+    ("https://github.com/pytorch/pytorch/issues/107021", "distributed.rendezvous_timeout"),
+])
+def test_log_lines_without_an_error_header_are_found(source, rule):
+    diagnoses = explain_stream(io.StringIO(_corpus_message(source)))
+    assert diagnoses[0].rule == rule
+
+
+def test_a_timestamp_alone_on_a_line_is_part_of_the_elastic_report():
+    found = list(scan(_corpus_message("https://github.com/ZhehengJiangLancaster/AMVUR/issues/2").splitlines()))
+    assert len(found) == 1 and found[0].text.endswith("signal 9 (SIGKILL) received by PID 36071")
+
+
+@pytest.mark.parametrize("source, first_line", [
+    # the worker's re-raise pasted without its "IndexError: " prefix
+    ("https://github.com/gzaraunitn/autolabel/issues/4", "Caught IndexError in DataLoader worker process 0."),
+    # torch 0.4's re-raise: "IndexError: Traceback ...", the worker's frames, then its error line
+    ("https://github.com/jakeoung/Unet_pytorch/issues/4", "IndexError: Traceback (most recent call last):"),
+])
+def test_a_dataloader_workers_re_raise_is_one_error_with_the_workers_own_error_in_it(source, first_line):
+    found = list(scan(_corpus_message(source).splitlines()))
+    assert len(found) == 1 and found[0].text.startswith(first_line)
+    assert found[0].text.endswith("IndexError: list index out of range")
+    diagnosis = explain_stream(io.StringIO(_corpus_message(source)))[0]
+    assert diagnosis.rule == "data.worker_error" and "IndexError: list index out of range" in diagnosis.summary
+
+
+def test_a_message_split_over_two_code_blocks_mid_sentence_is_joined():
+    found = list(scan(_corpus_message("https://github.com/NVlabs/FUNIT/issues/23").splitlines()))
+    assert found[0].text.endswith("is at version 2; expected version 1 instead.")
+    assert "modified by an inplace operation:\n[torch.FloatTensor [5, 6]]" in found[0].text
+
+
+def test_an_error_line_in_markdown_emphasis_is_read_without_it():
+    found = list(scan(_corpus_message("https://github.com/innnky/so-vits-svc/issues/169").splitlines()))
+    assert any(f.text.startswith("RuntimeError: PytorchStreamReader failed reading zip archive") for f in found)
+
+
+def test_torchscripts_whitespace_only_lines_inside_its_variant_list_keep_the_message_whole():
+    found = list(scan(_corpus_message("https://github.com/pytorch/pytorch/issues/37200").splitlines()))
+    assert "Expected a value of type 'List[int]' for argument 'dim' but instead found type 'Tensor'." in found[0].text
+    assert found[0].text.count("aten::sum") == 3
+
+
+def test_the_onnx_exporters_exception_summary_after_blank_lines_stays_in_the_message():
+    found = list(scan(_corpus_message("https://github.com/pasteurlabs/tesseract-core/issues/425").splitlines()))
+    assert found[0].text.startswith("TorchExportError: Failed to export the model with torch.export.")
+    assert found[0].text.endswith("<class 'KeyError'>: 'getpwuid(): uid not found: 501'")
+
+
+def test_a_kernel_assertion_pasted_as_inline_code_without_its_backticks_is_still_found():
+    text = _corpus_message("https://github.com/LiyuanLucasLiu/LM-LSTM-CRF/issues/27")
+    diagnoses = explain_stream(io.StringIO(text))
+    assert [d.rule for d in diagnoses] == ["device.device_assert"]
+    assert "ClassNLLCriterion" in diagnoses[0].summary and diagnoses[0].location.code == "loss.backward()"
+
+
+def test_the_library_call_that_led_into_torch_is_named_between_the_users_line_and_torchs():
+    diagnosis = explain_stream(io.StringIO(_corpus_message("https://github.com/huggingface/blog/issues/143")))[0]
+    assert diagnosis.location.code == "trainer.train()"
+    assert diagnosis.facts["raised_in"]["file"].endswith("torch/cuda/amp/grad_scaler.py")
+    via = diagnosis.facts["called_via"]
+    assert via["file"].endswith("transformers/trainer.py") and via["code"] == "self.scaler.step(self.optimizer)"
+    text = render_text(diagnosis)
+    assert text.index("at /media/") < text.index("via ") < text.index("raised in ")
+
+
+def test_where_torchs_cpp_raised_is_named_from_the_exception_raised_from_line():
+    text = _corpus_message("https://github.com/huggingface/transformers/issues/7160")
+    diagnosis = explain_stream(io.StringIO(text))[0]
+    assert diagnosis.facts["torch_source"] == {"file": "torch/csrc/distributed/c10d/reducer.cpp", "line": 453,
+                                               "function": "mark_variable_ready", "code": ""}
+    assert "in torch's C++ at torch/csrc/distributed/c10d/reducer.cpp:453 in mark_variable_ready" in \
+        render_text(diagnosis)
+
+
+@pytest.mark.parametrize("source, node", [
+    ("https://github.com/kijai/ComfyUI-SUPIR/issues/47", "SUPIR_Upscale"),  # "Error occurred when executing X:"
+    ("https://github.com/Comfy-Org/ComfyUI/issues/4996", "ExpressionEditor"),  # its error report's "Node Type"
+])
+def test_the_comfyui_node_that_failed_is_named(source, node):
+    diagnosis = explain_stream(io.StringIO(_corpus_message(source)))[0]
+    assert diagnosis.rule and diagnosis.facts["comfyui_node"] == node
+    assert f"in ComfyUI node {node}" in render_text(diagnosis)
+
+
+def test_a_comfyui_node_named_in_a_log_goes_to_the_next_error_only():
+    log = ("Error occurred when executing KSampler:\n\n"
+           "Traceback (most recent call last):\n"
+           '  File "/x/ComfyUI/execution.py", line 151, in recursive_execute\n'
+           "RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x5632 and 2816x1280)\n"
+           "later\n"
+           "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n")
+    first, second = explain_stream(io.StringIO(log))
+    assert first.facts["comfyui_node"] == "KSampler" and "comfyui_node" not in second.facts

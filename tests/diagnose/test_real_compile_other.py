@@ -1,0 +1,405 @@
+"""compile and other rules against errors raised by real torch calls (no C++ compiler needed:
+backend="eager" and torch.export trace without generating code), and against corpus wordings."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from explainer import explain
+from explainer.diagnose.explain import explain_text
+
+from conftest import assert_names, raise_fixture, raised
+
+
+def test_data_dependent_branch_under_export_names_the_expression():
+    diagnosis = explain(raise_fixture("fixtures/compile/data_dependent.py"))
+    assert diagnosis.rule == "compile.data_dependent"
+    assert "u0 > 0" in diagnosis.summary
+    assert "forward" in diagnosis.summary
+
+
+def test_specialised_dynamic_dim_names_dim_and_constant():
+    class Reshaper(torch.nn.Module):
+        def forward(self, x):
+            return x.reshape(3, -1)
+
+    batch = torch.export.Dim("batch", max=128)
+    exc = raised(lambda: torch.export.export(Reshaper(), (torch.randn(3, 4),), dynamic_shapes={"x": {0: batch}}))
+    diagnosis = explain(exc)
+    assert diagnosis.rule == "compile.export_constraints"
+    assert "`batch`" in diagnosis.summary and "constant (3)" in diagnosis.summary
+
+
+def test_fullgraph_data_dependent_branch_is_a_graph_break():
+    @torch.compile(backend="eager", fullgraph=True)
+    def clip(x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+    torch._dynamo.reset()
+    diagnosis = explain(raised(lambda: clip(torch.randn(4))))
+    assert diagnosis.rule == "compile.graph_break"
+    assert "Data-dependent branching" in diagnosis.summary and "TensorVariable()" in diagnosis.summary
+
+
+def test_vmap_randomness():
+    diagnosis = explain(raised(lambda: torch.vmap(lambda x: x + torch.randn_like(x))(torch.zeros(4, 3))))
+    assert diagnosis.rule == "other.vmap_randomness"
+    assert "'same' or 'different'" in diagnosis.summary
+
+
+@pytest.mark.parametrize("message, rule, values", [
+    ("W1021 10:44:18.989000 2926727 torch/_dynamo/convert_frame.py:1355] [0/8] torch._dynamo hit config.recompile_limit (8)\n"
+     "W1021 10:44:18.989000 2926727 torch/_dynamo/convert_frame.py:1355] [0/8]    function: 'step' (/tmp/t.py:4)\n"
+     "W1021 10:44:18.989000 2926727 torch/_dynamo/convert_frame.py:1355] [0/8]    last reason: 0/7: t == 7",
+     "compile.recompile_limit", ["recompile_limit (8)", "`step`", "t == 7"]),
+    ("OSError: [WinError 126] The specified module could not be found. Error loading "
+     "\"C:\\Python311\\Lib\\site-packages\\torch\\lib\\c10.dll\" or one of its dependencies.",
+     "other.dll_load_failed", ["WinError 126", "c10.dll"]),
+    ("OSError: /venv/lib/python3.10/site-packages/torch_scatter/_scatter_cuda.so: undefined symbol: _ZN3c1017RegisterOperatorsD1Ev",
+     "other.undefined_symbol", ["_scatter_cuda.so", "_ZN3c1017RegisterOperatorsD1Ev", "extension"]),
+    ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+     "other.shared_library_missing", ["libcudart.so.11.0"]),
+    ("_pickle.PicklingError: Can't pickle local object <function f.<locals>.<lambda> at 0x7f3a2c1b0>",
+     "other.pickle_local_object", ["f.<locals>.<lambda>", "a lambda", "`f()`"]),
+    ("_pickle.PicklingError: Can't pickle <function <lambda> at 0x7fd5084037e0>: attribute lookup <lambda> on __main__ failed",
+     "other.pickle_local_object", ["`__main__`", "lambda"]),
+    ("TypeError: cannot pickle '_io.TextIOWrapper' object", "other.pickle_unpicklable", ["`_io.TextIOWrapper`", "open file"]),
+    ("RuntimeError: Boolean value of Tensor with no values is ambiguous", "other.tensor_bool_ambiguous", ["empty tensor"]),
+    ("AttributeError: cannot assign buffer before Module.__init__() call", "other.module_assign_before_init",
+     ["buffer", "super().__init__()"]),
+    ("ValueError: Precision 'fp16' is invalid. Allowed precision values: ('transformer-engine', '16-true', '16-mixed', "
+     "'bf16-true', 'bf16-mixed', '32-true', '64-true', 64, 32, 16, '64', '32', '16', 'bf16')",
+     "other.lightning_precision_invalid", ["does not know `precision='fp16'`", "'16-mixed'"]),
+    ("MisconfigurationException: Precision 'bf16-mixed' is invalid.", "other.lightning_precision_invalid",
+     ["'bf16-mixed'", "older than 2.0"]),
+    ("main.py: error: 'Configuration check failed :: No action for destination key \"trainer.num_processes\" to check its value.'",
+     "other.lightning_cli_unknown_key", ["`trainer.num_processes`", "`num_processes`"]),
+])
+def test_message_only_summaries_name_the_values(message, rule, values):
+    assert_names(explain_text(message), rule, values)
+
+
+@pytest.mark.parametrize("message", [
+    "ERROR: Could not find a version that satisfies the requirement triton (from versions: none)",
+    "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
+    "ImportError: /usr/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12",
+    "TypeError: 'NoneType' object is not iterable",
+    "ValueError: The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()",
+    "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'",
+    "AttributeError: Can't get attribute 'Net' on <module '__main__' (built-in)>",
+])
+def test_near_misses_stay_with_no_compile_or_other_rule(message):
+    rule = explain_text(message).rule
+    assert rule is None or not rule.startswith(("compile.", "other.")), rule
+
+
+# --- TorchScript, tracing and export wordings raised by real torch calls -------------------------
+
+def test_torchscript_unannotated_int_argument_names_argument_and_types():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+
+        @torch.jit.script
+        def resize(image, height):
+            return image * height
+
+    diagnosis = explain(raised(lambda: resize(torch.ones(2), 4)))
+    assert diagnosis.rule == "compile.torchscript_value_type"
+    for value in ("`resize()`", "`height`", "Tensor (inferred)", "int", "no type annotation"):
+        assert value in diagnosis.summary, (value, diagnosis.summary)
+    assert any("height: int" in fix for fix in diagnosis.fixes), diagnosis.fixes
+
+
+def test_torchscript_comprehension_if_names_feature_and_line():
+    import warnings
+
+    def large_indices(n: int):
+        return [i for i in range(n) if i > 4]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        diagnosis = explain(raised(lambda: torch.jit.script(large_indices)))
+    assert diagnosis.rule == "compile.torchscript_unsupported"
+    assert "Comprehension ifs" in diagnosis.summary
+    assert "return [i for i in range(n) if i > 4]" in diagnosis.summary
+
+
+def test_trace_of_non_tensor_output_is_explained():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        diagnosis = explain(raised(lambda: torch.jit.trace(lambda x: (x * 2, 3), torch.ones(2))))
+    assert diagnosis.rule == "compile.trace_output_type"
+    assert "returns something that is not a tensor" in diagnosis.summary
+
+
+def test_export_with_a_bare_tensor_asks_for_a_tuple():
+    exc = raised(lambda: torch.export.export(torch.nn.Linear(4, 2), torch.ones(3, 4)))
+    diagnosis = explain(exc)
+    assert diagnosis.rule == "compile.export_args_tuple"
+    assert "torch.Tensor" in diagnosis.summary and "`args`" in diagnosis.summary
+    assert any("(x,)" in fix for fix in diagnosis.fixes)
+
+
+@pytest.mark.parametrize("message, rule, values", [
+    ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nCppCompileError: C++ compile error",
+     "compile.cpp_compile_error", ["inductor", "CppCompileError"]),
+    ("AssertionError: libcuda.so cannot found!\nPossible files are located at ['/lib/x86_64-linux-gnu/libcuda.so.1']."
+     "Please create a symlink of libcuda.so to any of the file.",
+     "compile.libcuda_missing", ["libcuda.so", "/lib/x86_64-linux-gnu/libcuda.so.1"]),
+    ("torch.fx.experimental.symbolic_shapes.ConstraintViolationError: Constraints violated (L['x'].size()[0])! "
+     "For more information, run with TORCH_LOGS=\"+dynamic\".\n  - You marked L['x'].size()[0] as dynamic but your "
+     "code specialized it to be a constant (5). Either remove the mark_dynamic or use a less strict API.",
+     "compile.export_constraints", ["L['x'].size()[0]", "constant (5)"]),
+    ("forward(__torch__.Block self, Tensor input) -> Tensor:\n"
+     "Expected a value of type 'Tensor (inferred)' for argument 'input' but instead found type 'Optional[Tensor]'.\n"
+     "Inferred 'input' to be of type 'Tensor' because it was not annotated with an explicit type.\n"
+     "  File \"model.py\", line 12\n        x = self.tcm(x)\n            ~~~~~~~~ <--- HERE\n",
+     "compile.torchscript_value_type", ["`input`", "Optional[Tensor]", "self.tcm(x)"]),
+    ("RuntimeError: \nTried to access nonexistent attribute or method 'kernel_size' of type "
+     "'__torch__.torch.nn.modules.conv.Conv1d (of Python compilation unit at: 0x55)'. Did you forget to initialize "
+     "an attribute in __init__()?:\n  File \"m.py\", line 3\n    print(layer.kernel_size)\n          ~~~~~~~~~~~~~~~~~ <--- HERE",
+     "compile.torchscript_unsupported", ["kernel_size", "__torch__.torch.nn.modules.conv.Conv1d"]),
+    ("TracerWarning: Converting a tensor to a Python boolean might cause the trace to be incorrect. We can't record "
+     "the data flow of Python values, so this value will be treated as a constant in the future. This means that the "
+     "trace might not generalize to other inputs!\n  if input.size(0) != target.size(0):",
+     "compile.tracer_warning", ["boolean", "if input.size(0) != target.size(0):"]),
+    ("Dynamo failed to run FX node with fake tensors: call_function <built-in function add>(*(FakeTensor(..., "
+     "size=(2, 3)), FakeTensor(..., size=(4, 3))), **{}): got RuntimeError('The size of tensor a (2) must match the "
+     "size of tensor b (4) at non-singleton dimension 0')\n\nfrom user code:\n   File \"m.py\", line 7, in forward\n"
+     "    return x + y\n",
+     "compile.fake_tensor_failed", ["`add`", "return x + y", "tensor a (2)"]),
+    ("AssertionError: torch.* op returned non-Tensor int call_function aten.len",
+     "compile.non_tensor_op", ["aten.len", "int"]),
+])
+def test_new_compile_wordings_name_their_values(message, rule, values):
+    assert_names(explain_text(message), rule, values)
+
+
+# --- compile wordings added from the corpus (older torch, bare asserts, cut pastes) ----------------
+
+@pytest.mark.parametrize("message, rule, values", [
+    ("torch._inductor.exc.LoweringException: AssertionError: \n  target: aten.slice_scatter.default\n"
+     "  args[0]: TensorBox(\n    ReinterpretView(\n      StorageBox(\n"
+     "        InputBuffer(name='arg19_1', layout=FixedLayout('cpu', torch.float64, size=[2, 2, 1, 2, 2], stride=[8, 4, 4, 2, 1]))\n"
+     "      ),\n      FixedLayout('cpu', torch.float64, size=[0, 2, 1, 2, 2], stride=[8, 4, 4, 2, 1]),\n    )\n  )\n"
+     "  args[1]: TensorBox(StorageBox(\n    InputBuffer(name='arg1_1', layout=FixedLayout('cpu', torch.float64, size=[9], stride=[1]))\n  ))",
+     "compile.inductor_lowering", ["`aten.slice_scatter.default`", "AssertionError", "size=[0, 2, 1, 2, 2]", "size 0"]),
+    ("torch._dynamo.exc.FailOnRecompileLimitHit: recompile_limit reached with fullgraph=True. Excessive recompilations",
+     "compile.recompile_limit", ["recompile_limit", "fullgraph=True"]),
+    ("torch._subclasses.fake_tensor.DataDependentOutputException: aten._local_scalar_dense.default",
+     "compile.data_dependent", ["aten._local_scalar_dense.default", ".item()", "DataDependentOutputException"]),
+    ("torch._subclasses.fake_tensor.DynamicOutputShapeException: aten.nonzero.default",
+     "compile.data_dependent", ["aten.nonzero.default", "output shape"]),
+    ("KeyError: 'source\\n\\nSet torch._dynamo.config.verbose=True for more information\\n\\n'",
+     "compile.dynamo_internal_error", ["KeyError: 'source'"]),
+    ("torch._dynamo.exc.TorchRuntimeError: RuntimeError when making fake tensor call\n  Explanation: Dynamo failed to run FX node "
+     "with fake tensors: call_function <built-in function linear>(*(FakeTensor(..., size=(2, 5)), FakeTensor(..., size=(4, 3)), None),",
+     "compile.fake_tensor_failed", ["`linear`", "size=(4, 3)", "cut off", "in_features"]),
+    ("RuntimeError: Python 3.12+ not yet supported for torch.compile",
+     "compile.python_unsupported", ["Python 3.12+", "check_if_dynamo_supported"]),
+    ("RuntimeError: torch.compile is not supported on Python 3.15+",
+     "compile.python_unsupported", ["Python 3.15+"]),
+    ("RuntimeError: hi() expected value of type Tensor for argument 'x' in position 0, but instead got value of type int.",
+     "compile.torchscript_value_type", ["`hi()`", "`x`", "Tensor", "int"]),
+    ("RuntimeError: \nArguments for call are not valid.\nThe following variants are available:\n  \n"
+     "  aten::sum.dim_IntList(Tensor self, int[1] dim, bool keepdim=False, *, int? dtype=None) -> (Tensor):\n"
+     "  Expected a value of type 'List[int]' for argument 'dim' but instead found type 'Tensor'.\n",
+     "compile.torchscript_value_type", ["`aten::sum`", "dim_IntList", "`dim`", "List[int]", "Tensor"]),
+    ("RuntimeError: Cannot input a tensor that requires grad as a scalar argument",
+     "compile.torchscript_scalar_argument", ["requires grad", "scalar argument"]),
+])
+def test_compile_wordings_from_the_corpus_name_their_values(message, rule, values):
+    assert_names(explain_text(message), rule, values)
+
+
+def test_fake_tensor_call_with_its_error_is_not_read_as_cut():
+    diagnosis = explain_text(
+        "torch._dynamo.exc.TorchRuntimeError: Failed running call_function <built-in function add>(*(FakeTensor(..., "
+        "size=(2, 3)), FakeTensor(..., size=(4, 3))), **{}): got RuntimeError(\"The size of tensor a (2) must match "
+        "the size of tensor b (4) at non-singleton dimension 0\")")
+    assert diagnosis.rule == "compile.fake_tensor_failed"
+    assert "tensor a (2)" in diagnosis.summary and "cut off" not in diagnosis.summary
+
+
+def test_torchscript_scalar_argument_from_a_real_scripted_call():
+    diagnosis = explain(raise_fixture("fixtures/compile/torchscript_scalar_argument.py"))
+    assert diagnosis.rule == "compile.torchscript_scalar_argument"
+    assert "dimension other than 0" in diagnosis.summary and "0-dim" in diagnosis.summary
+    assert any("t[0]" in fix for fix in diagnosis.fixes)
+
+
+def test_torchscript_attribute_lookup_on_a_plain_python_object(tmp_path, monkeypatch):
+    import importlib
+
+    # TorchScript reads the function's source from its file, so the scripted code lives in one.
+    (tmp_path / "ts_attribute_lookup.py").write_text(
+        "class Backend:\n"
+        "    def __init__(self):\n"
+        "        self.scale = 2.0\n\n\n"
+        "backend = Backend()\n\n\n"
+        "def f(a):\n"
+        "    return a * backend.scale\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("ts_attribute_lookup")
+    monkeypatch.delitem(__import__("sys").modules, "ts_attribute_lookup")
+    diagnosis = explain(raised(lambda: torch.jit.script(module.f)))
+    assert diagnosis.rule == "compile.torchscript_unsupported"
+    assert "'Backend'" in diagnosis.summary and "a * backend.scale" in diagnosis.summary
+
+
+# --- ONNX export and TorchScript typing, from real calls and the corpus ----------------------------
+
+def test_onnx_operator_without_conversion_names_operator_and_opsets():
+    diagnosis = explain(raise_fixture("fixtures/compile/onnx_unsupported_operator.py"))
+    assert diagnosis.rule == "compile.onnx_unsupported_operator"
+    assert "`aten::tril`" in diagnosis.summary and "opset 13" in diagnosis.summary
+    assert "opset_version=14" in diagnosis.summary
+
+
+def test_onnx_opset_newer_than_torch_names_the_opset():
+    diagnosis = explain(raise_fixture("fixtures/compile/onnx_unsupported_opset.py"))
+    assert diagnosis.rule == "compile.onnx_unsupported_opset"
+    assert "opset_version=99" in diagnosis.summary
+
+
+def test_torchscript_default_value_names_parameter_and_signature():
+    diagnosis = explain(raise_fixture("fixtures/compile/torchscript_default_value_type.py"))
+    assert diagnosis.rule == "compile.torchscript_default_value_type"
+    assert "`p`" in diagnosis.summary and "def gem(x, p=3):" in diagnosis.summary
+    assert "no type annotation" in diagnosis.summary
+
+
+def test_torchscript_return_type_names_both_types_and_the_return():
+    diagnosis = explain(raise_fixture("fixtures/compile/torchscript_return_type.py"))
+    assert diagnosis.rule == "compile.torchscript_return_type"
+    assert "return str" in diagnosis.summary and "`return x` returns Tensor" in diagnosis.summary
+
+
+@pytest.mark.parametrize("message, rule, values", [
+    ("RuntimeError: Exporting the operator uniform to ONNX opset version 12 is not supported. Please feel free to "
+     "request support or submit a pull request on PyTorch GitHub.",
+     "compile.onnx_unsupported_operator", ["`uniform`", "opset 12"]),
+    ("torch.onnx.symbolic_registry.UnsupportedOperatorError: Exporting the operator prim::DictConstruct to ONNX opset "
+     "version 14 is not supported.", "compile.onnx_unsupported_operator", ["`prim::DictConstruct`", "dict"]),
+    ("RuntimeError: ONNX export failed on ATen operator upsample_bilinear2d because "
+     "torch.onnx.symbolic_opset9.upsample_bilinear2d does not exist",
+     "compile.onnx_unsupported_operator", ["`upsample_bilinear2d`", "opset 9"]),
+    ("ValueError: Unsupported ONNX opset version: 16", "compile.onnx_unsupported_opset", ["opset_version=16"]),
+    ('Expected a default value of type Tensor on parameter "pos"', "compile.torchscript_default_value_type",
+     ["`pos`", "Tensor"]),
+    ("RuntimeError:\nReturn value was annotated as having type Tuple[List[str], List[List[str]]] but is actually of "
+     "type Tuple[List[Tensor], List[Tensor]]:\nat code/test.py:2:12\nop_version_set = 1\n",
+     "compile.torchscript_return_type", ["torch.jit.load", "Tuple[List[Tensor], List[Tensor]]"]),
+    ("W0213 09:47:01.171000 226363 site-packages/torch/fx/experimental/symbolic_shapes.py:6578] failed during "
+     "evaluate_expr(Ne(u0, 589824), hint=None, size_oblivious=False, forcing_spec=False",
+     "compile.data_dependent", ["`Ne(u0, 589824)`"]),
+    ("torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on data-dependent expression "
+     "u1 > u0 (unhinted: u1 > u0).  (Size-like symbols: u0, u1)",
+     "compile.data_dependent", ["`u1 > u0`", "GuardOnDataDependentSymNode"]),
+    ("BackendCompilerFailed: backend='inductor' raised: RuntimeError: Triton Error [CUDA]: device kernel image is invalid",
+     "compile.backend_compiler_failed", ["device kernel image is invalid", "driver"]),
+])
+def test_onnx_torchscript_and_guard_wordings_name_their_values(message, rule, values):
+    assert_names(explain_text(message), rule, values)
+
+
+def test_evaluate_expr_log_with_a_hint_is_not_data_dependent():
+    # A backed symbol (s0) with a hint fails for other reasons: no data-dependent reading.
+    diagnosis = explain_text("W0213 09:47:01.171000 226363 torch/fx/experimental/symbolic_shapes.py:6578] failed "
+                             "during evaluate_expr(Eq(s0, 4), hint=True, size_oblivious=False, forcing_spec=False")
+    assert diagnosis.rule != "compile.data_dependent"
+
+
+# --- other: pickling, nn.Module wrappers and __init__, bool of a tensor (fixtures raise them live) ---
+
+@pytest.mark.parametrize("fixture, rule, values", [
+    ("fixtures/other/pickle_local_object.py", "other.pickle_local_object", ["build.<locals>.Encoder", "`build()`"]),
+    ("fixtures/other/pickle_unpicklable.py", "other.pickle_unpicklable", ["`_thread.RLock`", "thread lock"]),
+    ("fixtures/other/dataparallel_attribute.py", "other.dataparallel_attribute", ["`model.module.encode`"]),
+    ("fixtures/other/module_assign_before_init.py", "other.module_assign_before_init", ["submodule", "super().__init__()"]),
+    ("fixtures/other/tensor_bool_ambiguous.py", "other.tensor_bool_ambiguous", ["more than one element"]),
+])
+def test_other_fixtures_name_the_values(fixture, rule, values):
+    diagnosis = explain(raise_fixture(fixture))
+    assert_names(diagnosis, rule, values, " ".join([diagnosis.summary, *diagnosis.fixes]))
+
+
+# --- round 5: removed or missing torch names, nn.Module wrappers, build and install failures --------
+
+@pytest.mark.parametrize("fixture, rule, values", [
+    ("fixtures/other/removed_private_module.py", "other.removed_private_module", ["`torch._six`", "2.0"]),
+    ("fixtures/other/torch_attribute_missing.py", "other.torch_attribute_missing",
+     ["`torch.compiler.is_compiling_v2`"]),
+    ("fixtures/other/module_attribute_missing.py", "other.module_attribute_missing", ["`Net`", "DataParallel"]),
+])
+def test_round5_other_fixtures_name_the_values(fixture, rule, values):
+    assert_names(explain(raise_fixture(fixture)), rule, values)
+
+
+@pytest.mark.parametrize("message, rule, values", [
+    ("from torch._six import PY3\nModuleNotFoundError: No module named 'torch._six'",
+     "other.removed_private_module", ["`PY3`", "`torch._six`"]),
+    ("ImportError: cannot import name 'container_abcs' from 'torch._six' (/opt/conda/lib/python3.8/site-packages/torch/_six.py)",
+     "other.removed_private_module", ["`container_abcs`", "1.9"]),
+    ("ImportError: torch.utils.ffi is deprecated. Please use cpp extensions instead.",
+     "other.removed_private_module", ["`torch.utils.ffi`", "1.0"]),
+    ("AttributeError: module 'torch' has no attribute 'compiler'", "other.torch_attribute_missing",
+     ["`torch.compiler`", "2.1"]),
+    ("ImportError: cannot import name 'return_and_correct_aliasing' from 'torch.utils._python_dispatch'",
+     "other.torch_attribute_missing", ["`torch.utils._python_dispatch.return_and_correct_aliasing`"]),
+    ("torch.nn.modules.module.ModuleAttributeError: 'SiamRPNRes22' object has no attribute 'module'",
+     "other.module_attribute_missing", ["`SiamRPNRes22`", "`model.module`"]),
+    ("AttributeError: type object 'object' has no attribute '__getattr__'", "other.module_attribute_missing",
+     ["`__getattr__`", "0.1"]),
+    ("`RuntimeError: Error building extension 'fused_adam'`", "other.extension_build_failed", ["`fused_adam`", "ninja"]),
+    ("Could not find the bitsandbytes CUDA binary at PosixPath('/venv/lib/python3.10/site-packages/bitsandbytes/"
+     "libbitsandbytes_cuda121.so')", "other.bnb_native_library_missing", ["`libbitsandbytes_cuda121.so`", "CUDA"]),
+])
+def test_round5_other_wordings_name_their_values(message, rule, values):
+    assert_names(explain_text(message), rule, values)
+
+
+@pytest.mark.parametrize("message, rule, values", [
+    ("RuntimeError: ONNX export failed: Couldn't export Python operator SigmoidGeometricMean",
+     "compile.onnx_python_operator", ["`SigmoidGeometricMean`", "symbolic"]),
+    ("RuntimeError: ONNX export failed: Couldn’t export Python operator qfn", "compile.onnx_python_operator", ["`qfn`"]),
+    ("torch.onnx.OnnxExporterError: Failed to export the model to ONNX. Generating SARIF report at "
+     "'report_dynamo_export.sarif'. SARIF is a standard format", "compile.onnx_export_failed",
+     ["OnnxExporterError", "'report_dynamo_export.sarif'", "dynamo_export"]),
+    ("TorchExportError: Failed to export the model with torch.export. This is step\n1/3 of exporting the model to ONNX. "
+     "Next steps:\n\n## Exception summary\n\n<class 'KeyError'>: 'getpwuid(): uid not found: 501'",
+     "compile.onnx_export_failed", ["step 1/3", "TorchExportError", "'getpwuid(): uid not found: 501'"]),
+    ("skipping cudagraphs due to mutated inputs (2 instances)", "compile.cudagraphs_skipped",
+     ["mutated inputs", "2 instances"]),
+    ("RuntimeError: Detected 6 tensor(s) in the cudagraph pool not tracked as outputs.\n"
+     "All live allocations must be tracked for correctness.", "compile.cudagraph_pool_untracked",
+     ["6 tensor(s)", "cudagraph pool"]),
+    ("RuntimeError: \nunknown builtin op:\n@torch.jit.script\ndef f(x):\n    return torch.unique(x)\n"
+     "           ~~~~~~~~~~~~ <--- HERE", "compile.torchscript_unsupported", ["`return torch.unique(x)`"]),
+    ("RuntimeError: \nPython builtin <built-in method _get_tracing_state of PyCapsule object at 0x7fbe4014c1e0> is "
+     "currently not supported in Torchscript:\nat /anaconda3/lib/python3.7/site-packages/torch/nn/utils/rnn.py:251:8\n",
+     "compile.torchscript_unsupported", ["`_get_tracing_state()`", "rnn.py:251:8"]),
+    ("V0812 15:05:52.194000 1848694 torch/_dynamo/symbolic_convert.py:556] [4/0] [__graph_breaks] Graph Break Reason: "
+     "Unsupported method call\nV0812 15:05:52.194000 1848694 torch/_dynamo/symbolic_convert.py:556] [4/0] "
+     "[__graph_breaks]   Explanation: Dynamo does not know how to trace method `__eq__` of class `<unknown type>`",
+     "compile.graph_break", ["`__eq__`", "`<unknown type>`", "Unsupported method call"]),
+])
+def test_round5_compile_wordings_name_their_values(message, rule, values):
+    assert_names(explain_text(message), rule, values)
+
+
+@pytest.mark.parametrize("message", [
+    "ImportError: cannot import name 'nn' from 'torch' (unknown location)",
+    "AttributeError: 'NoneType' object has no attribute 'module'",
+    "AttributeError: module 'torch._C' has no attribute '_cuda_setDevice'",
+])
+def test_round5_near_misses_are_not_claimed(message):
+    rule = explain_text(message).rule
+    assert rule not in ("other.torch_attribute_missing", "other.module_attribute_missing"), rule

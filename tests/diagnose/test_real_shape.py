@@ -1,0 +1,138 @@
+"""Shape messages as people paste them (wordings old and new, wrapped and decorated): each is explained
+from its text alone, by the right rule, with the values the message holds in the summary."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from explainer.cli.explain import explain_stream
+
+CASES = [
+    # (pasted text, rule, values the summary must repeat)
+    ("RuntimeError: Calculated padded input size per channel: (258 x 2). Kernel size: (3 x 3). "
+     "Kernel size can't be greater than the actual input size.",
+     "shape.conv_kernel_size", ["(258 x 2)", "(3 x 3)"]),
+    ("RuntimeError: Calculated padded input size per channel: (2). Kernel size: (3). "
+     "Kernel size can't be greater than actual input size",
+     "shape.conv_kernel_size", ["(2)", "(3)"]),
+    ("```\nRuntimeError: output with shape [1, 28, 28] doesn't match the broadcast shape [3, 28, 28]\n```",
+     "shape.inplace_broadcast", ["[1, 28, 28]", "[3, 28, 28]"]),
+    ('"RuntimeError: output with shape [] doesn\'t match the broadcast shape [3, 189, 275]"',
+     "shape.inplace_broadcast", ["[]", "[3, 189, 275]"]),
+    ("IndexError: index 0 is out of bounds for dimension 0 with size 0.",
+     "shape.index_out_of_bounds", ["index 0", "dimension 0", "size 0"]),
+    ("RuntimeError: only batches of spatial targets supported (3D tensors) but got targets of size: : [8, 1, 224, 224]",
+     "shape.loss_spatial_target", ["3D", "[8, 1, 224, 224]"]),
+    ("RuntimeError: input and target batch or spatial sizes don't match: target [4, 31, 31], input [4, 31, 10000, 31]",
+     "shape.loss_spatial_target", ["[4, 31, 31]", "[4, 31, 10000, 31]"]),
+    ("AssertionError: embed_dim must be divisible by num_heads", "shape.attention_heads", ["embed_dim", "num_heads"]),
+    (" UserWarning: Using a target size (torch.Size([1, 3, 1356, 204\n0])) that is different to the input size "
+     "(torch.Size([1, 3, 1224, 2040])). This will likely lead to incorrect results due to broadcasting. "
+     "Please ensure they have the same size.\n  \nreturn F.l1_loss(input, target, reduction=self.reduction)",
+     "shape.loss_broadcast_warning", ["torch.Size([1, 3, 1356, 2040])", "torch.Size([1, 3, 1224, 2040])"]),
+    ("ValueError: Using a target size (torch.Size([16])) that is different to the input size (torch.Size([16, 1])) "
+     "is deprecated. Please ensure they have the same size.",
+     "shape.loss_target_size", ["torch.Size([16])", "torch.Size([16, 1])"]),
+    ("RuntimeError: invalid argument 2: size '[-1 x 3 x 96 x 96]' is invalid\nfor input with 6291456 elements "
+     "at /pytorch/aten/src/TH/THStorage.c", "shape.view_size", ["[-1 x 3 x 96 x 96]", "6291456"]),
+    ("RuntimeError: index out of range: Tried to access index 300 out of table with 299 rows.",
+     "shape.embedding_index", ["300", "299"]),
+    ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (2×1568 and 1050×10)", "shape.matmul", ["1568", "1050"]),
+    ("RuntimeError: Error(s) in loading state_dict for hierarchical_transformer:\n\tsize mismatch for "
+     "block_level.position_enc.weight: copying a param of torch.Size([51, 30]) from checkpoint, where the shape is "
+     "torch.Size([18290, 30]) in current model.", "shape.state_dict_size",
+     ["hierarchical_transformer", "torch.Size([51, 30])", "torch.Size([18290, 30])"]),
+    ("size mismatch for a.running_mean: copying a param with shape torch.Size([512]) from checkpoint, the shape in "
+     "current model is torch.Size([64]).\n\tsize mismatch for a.weight: copying a param with shape "
+     "torch.Size([64, 512, 3, 3]) from checkpoint, the shape in current model is torch.Size([64, 64, 3, 3])",
+     "shape.state_dict_size", ["2 parameters", "a.weight", "torch.Size([64, 512, 3, 3])"]),
+    ("RuntimeError: Given input size: (1280x1x7). Calculated output size: (1280x0x1). Output size is too small at "
+     "/opt/conda/conda-bld/pytorch-cpu_1518281700712/work/torch/lib/THNN/generic/SpatialAveragePooling.c:64",
+     "shape.pool_output_size", ["(1280x0x1)", "SpatialAveragePooling"]),
+    ("RuntimeError: Expected 4-dimensional input for 4-dimensional weight [64, 3, 7, 7], but got 3-dimensional input "
+     "of size [3, 224, 224] instead.", "shape.conv_input_rank", ["[64, 3, 7, 7]", "[3, 224, 224]"]),
+    ("RuntimeError: multi-target not supported at /pytorch/aten/src/THCUNN/generic/ClassNLLCriterion.cu:18",
+     "shape.loss_target_dims", ["ClassNLLCriterion"]),
+    ("RuntimeError: invalid argument 0: Sizes of tensors must match except in dimension 2. Got 66 and 67 in "
+     "dimension 1 at /x/THTensor.cpp:711", "shape.cat_sizes", ["dimension 2", "66 and 67", "dimension 1"]),
+    ("`\nRuntimeError: mat2 must be a matrix, got 1-D tensor\n`", "shape.mm_rank", ["mat2", "1-D"]),
+    # Wrapped where the poster's terminal or editor broke the line.
+    ("RuntimeError: stack expects each tensor to be equal size, but \ngot [1, 2] at entry 0 and [1, 3] at entry 1",
+     "shape.stack_sizes", ["[1, 2]", "[1, 3]"]),
+    ("RuntimeError: Calculated padded input size per channel: (3 x 3). \nKernel size: (3 x 3). \n"
+     "Kernel size can't be greater than actual input size", "shape.conv_kernel_size", ["(3 x 3)"]),
+    # The warning comes first; sizes that do not broadcast at all then fail in the loss.
+    ("UserWarning: \nUsing a target size (torch.Size([27, 2, 50, 50, 50])) \nthat is different to the input size "
+     "(torch.Size([9, 2, 50, 50, 50])). \nThis will likely lead to incorrect results due to broadcasting.\n\n"
+     "RuntimeError: The size of tensor a (9) must match the size of tensor b (27) at non-singleton dimension 0",
+     "shape.loss_broadcast_warning", ["[27, 2, 50, 50, 50]", "[9, 2, 50, 50, 50]", "9 vs 27", "do not even broadcast"]),
+    # torch 0.4 to 1.1: the index_select kernel (also behind nn.Embedding then), no sizes in the message.
+    ("RuntimeError: index out of range at /opt/conda/conda-bld/pytorch_1524584710464/work/aten/src/TH/generic/"
+     "THTensorMath.c:343", "shape.embedding_index", ["index_select", "THTensorMath.c"]),
+    ("_max_pool1d() Invalid computed output size: 0_", "shape.pool_output_size", ["max_pool1d", "would be 0"]),
+    ("There was an inference error: unknown error: INDICES element is out of DATA bounds, id=1026 axis_dim=1026",
+     "shape.embedding_index", ["index 1026", "1026 entries", "0..1025", "just past the end"]),
+    # Wrapped at a space inside a sentence: each literal space in the shape patterns takes a line break.
+    ("RuntimeError: mat1 and mat2 shapes cannot be multiplied\n(64x2048 and 512x10)", "shape.matmul", ["2048", "512"]),
+    ("RuntimeError: The size of tensor a (9) must match the size\nof tensor b (27) at non-singleton dimension 0",
+     "shape.broadcast", ["9", "27"]),
+    # The pool's dimensionality follows from the number of spatial sizes in the message.
+    ("RuntimeError: Given input size: (128x1x16). Calculated output size: (128x0x8). Output size is too small",
+     "shape.pool_output_size", ["max_pool2d or avg_pool2d", "1d pool"]),
+    ("RuntimeError: Given input size: (64x64x64x1). Calculated output size: (64x32x32x0). Output size is too small",
+     "shape.pool_output_size", ["max_pool3d or avg_pool3d"]),
+    ("RuntimeError: Given groups=1, weight of size [64, 64, 1, 1], expected input[1, 32, 200, 320] to have 64 channels, "
+     "but got 32 channels instead", "shape.conv_channels", ["64 input channels", "has 32 channels in dimension 1"]),
+    # round 5: index_put_ and boolean-mask shapes, scalar conversion, padding, indices
+    ("RuntimeError: shape mismatch: value tensor of shape [31564, 128] cannot be broadcast to indexing result of "
+     "shape [128, 31564]", "shape.index_put_shape", ["[31564, 128]", "[128, 31564]", "transposed"]),
+    (" shape mismatch: value tensor of shape [128, 4096] cannot be broadcast to indexing result of shape [0, 4096]",
+     "shape.index_put_shape", ["[128, 4096]", "[0, 4096]", "selected nothing"]),
+    ("IndexError: shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]",
+     "shape.index_put_shape", ["[2], [3]"]),
+    ("IndexError: The shape of the mask [845] at index 0 does not match the shape of the indexed tensor [5, 13, 13] "
+     "at index 0", "shape.mask_shape", ["[845]", "[5, 13, 13]", "flat mask"]),
+    ("IndexError: too many indices for tensor of dimension 1", "shape.too_many_indices", ["1 dimension", "vector"]),
+    ("IndexError: too many indices for tensor of dimension 0", "shape.too_many_indices", ["0-dim"]),
+    ("RuntimeError: Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+     "padding (0, 10416) at dimension 2 of input [1, 1, 5584]", "shape.reflect_pad_size",
+     ["(0, 10416)", "dimension 2", "[1, 1, 5584]"]),
+    ("RuntimeError: a Tensor with 6 elements cannot be converted to Scalar", "shape.scalar_conversion", ["6 elements"]),
+    ("ValueError: only one element tensors can be converted to Python scalars", "shape.scalar_conversion",
+     ["torch.stack"]),
+    ("RuntimeError: einsum(): subscript w has size 137 for operand 1 which does not broadcast with previously seen "
+     "size 321", "shape.einsum_operands", ["`w`", "321", "137", "operand 1"]),
+    ("RuntimeError: einsum(): the number of subscripts in the equation (2) does not match the number of dimensions "
+     "(1) for operand 1 and no ellipsis was given", "shape.einsum_operands", ["2 subscripts", "1 dimension", "squeeze"]),
+    ("RuntimeError: split_with_sizes expects split_sizes to sum exactly to 1 (input tensor's size at dimension 0), "
+     "but got split_sizes=[748]", "shape.split_sizes", ["[748]", "dimension 0", "size is 1"]),
+    ("RuntimeError: Trying to create tensor with negative dimension -2: [-2, 34, 3, 3]", "shape.negative_dimension",
+     ["[-2, 34, 3, 3]", "-2"]),
+]
+
+
+@pytest.mark.parametrize("text, rule, values", CASES, ids=[f"{c[1]}-{i}" for i, c in enumerate(CASES)])
+def test_pasted_message_is_explained_with_its_values(text, rule, values):
+    diagnoses = explain_stream(io.StringIO(text))
+    assert diagnoses and diagnoses[0].rule == rule, f"{text[:80]!r} -> {[d.rule for d in diagnoses]}"
+    said = " ".join([diagnoses[0].title, diagnoses[0].summary, *diagnoses[0].fixes])
+    for value in values:
+        assert value.lower() in said.lower(), f"{value!r} not named for {rule}: {said}"
+
+
+@pytest.mark.parametrize("text", [
+    "IndexError: index 4 is out of bounds for axis 0 with size 4",   # NumPy, not a tensor
+    "RuntimeError: CUDA error: device-side assert triggered",
+    "IndexError: list index out of range",
+    "RuntimeError: index out of range",
+    "ValueError: shape mismatch: value array of shape (136,) could not be broadcast to indexing result of shape (135,)",
+    "IndexError: too many indices for array: array is 1-dimensional, but 2 were indexed",
+    "TypeError: only size-1 arrays can be converted to Python scalars",
+])
+def test_near_misses_are_not_claimed_by_the_new_shape_rules(text):
+    new = {"shape.index_out_of_bounds", "shape.inplace_broadcast", "shape.conv_kernel_size",
+           "shape.loss_spatial_target", "shape.attention_heads", "shape.loss_broadcast_warning",
+           "shape.embedding_index", "shape.index_put_shape", "shape.too_many_indices", "shape.scalar_conversion"}
+    assert not any(d.rule in new for d in explain_stream(io.StringIO(text)))

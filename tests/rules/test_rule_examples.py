@@ -1,0 +1,65 @@
+"""Every rule against its own data, semgrep style: examples match, counter-examples do not,
+no example is claimed first by another rule, and every fixture still reproduces its message."""
+
+from __future__ import annotations
+
+import pytest
+
+from explainer.diagnose.explain import exception_text
+from explainer.rules.base import default_rulebase, match_rule
+
+from conftest import ROOT, raise_fixture
+
+RULEBASE = default_rulebase()
+RULES = RULEBASE.rules
+
+
+def _where(rule, example) -> str:
+    return f"{rule.file}:{example.line}" if example.line else rule.file
+
+
+def test_builtin_rules_load_without_problems():
+    assert not RULEBASE.problems, "\n".join(str(p) for p in RULEBASE.problems)
+    assert len(RULES) >= 1
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_examples_are_claimed_by_their_own_rule(rule):
+    for number, example in enumerate(rule.examples, start=1):
+        # Foreign rules are tried first: they must claim their own examples and no PyTorch rule's.
+        claimed = RULEBASE.claim(example.message)
+        assert claimed is not None, f"example {number} of {rule.id} ({_where(rule, example)}) matches no rule"
+        assert claimed.rule.id == rule.id, (
+            f"example {number} of {rule.id} ({_where(rule, example)}) was claimed first by {claimed.rule.id} "
+            f"({claimed.rule.file})")
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.counter_examples], ids=lambda r: r.id)
+def test_counter_examples_do_not_match_their_rule(rule):
+    for number, example in enumerate(rule.counter_examples, start=1):
+        assert match_rule(rule, example.message) is None, (
+            f"counter-example {number} of {rule.id} ({_where(rule, example)}) matches the rule")
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.fixture], ids=lambda r: r.id)
+def test_fixture_reproduces_a_message_the_rule_claims(rule):
+    assert (ROOT / rule.fixture).is_file(), f"{rule.file}: fixture {rule.fixture} does not exist"
+    exc = raise_fixture(rule.fixture)
+    text = exception_text(exc)
+    claimed = RULEBASE.match(text)
+    assert claimed is not None and claimed.rule.id == rule.id, (
+        f"{rule.fixture} raised {text[:300]!r}, claimed by {claimed.rule.id if claimed else 'no rule'}, "
+        f"not {rule.id}: torch's wording may have changed")
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_examples_sourced_from_fixtures_name_real_files(rule):
+    for example in rule.examples + rule.counter_examples:
+        if not example.source.startswith(("http://", "https://")):
+            assert (ROOT / example.source).is_file(), f"{_where(rule, example)}: source {example.source} is missing"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)
+def test_related_rules_exist(rule):
+    for other in rule.related:
+        assert other in RULEBASE.by_id, f"{rule.file}: related rule {other} does not exist"

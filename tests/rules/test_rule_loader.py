@@ -1,0 +1,315 @@
+"""Rule files are validated on load, with errors naming the file, line, rule and field."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from explainer._errors import RuleError
+from explainer.probes import load_builtin_probes
+from explainer.rules.base import build_rulebase
+from explainer.rules.rule import load_rule_file
+
+PROBES = load_builtin_probes()
+
+GOOD = """\
+---
+id: acme.loader_timeout
+category: data
+title: The in-house loader timed out
+patterns:
+  - 'AcmeLoaderTimeout: shard (?P<shard>\\d+) took (?P<seconds>\\d+)s'
+summary:
+  - "Shard {{ shard }} took {{ seconds }} s."
+fixes:
+  - "Raise the timeout above {{ seconds }} s."
+examples:
+  - message: "AcmeLoaderTimeout: shard 7 took 120s"
+    source: https://example.invalid/acme/runbook
+---
+## What it means
+The loader gave up.
+"""
+
+
+def _write(tmp_path, text, name="rule.md"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def _error(tmp_path, text) -> RuleError:
+    with pytest.raises(RuleError) as info:
+        load_rule_file(_write(tmp_path, text), known_probes=PROBES)
+    return info.value
+
+
+def test_a_good_rule_loads(tmp_path):
+    rule = load_rule_file(_write(tmp_path, GOOD), known_probes=PROBES)
+    assert rule.id == "acme.loader_timeout" and rule.group_names == {"shard", "seconds"}
+    assert rule.examples[0].line == 12
+
+
+def test_bad_regex_names_file_line_rule_and_field(tmp_path):
+    error = _error(tmp_path, GOOD.replace("(?P<seconds>\\d+)s'", "(?P<seconds>\\d+s'"))
+    assert error.rule == "acme.loader_timeout" and error.field == "patterns[0]" and error.line == 6
+    assert str(error).startswith(f"{tmp_path / 'rule.md'}:6: rule acme.loader_timeout: patterns[0]: pattern does not compile")
+
+
+def test_template_field_not_in_any_group(tmp_path):
+    error = _error(tmp_path, GOOD.replace("Raise the timeout above {{ seconds }}", "Raise {{ timeout }}"))
+    assert error.field == "fixes[0]" and "timeout" in error.message and error.line == 10
+    assert "available:" in error.hint
+
+
+def test_unknown_probe(tmp_path):
+    error = _error(tmp_path, GOOD.replace("summary:", "probes: [no_such_probe]\nsummary:"))
+    assert error.field == "probes[0]" and "no_such_probe" in error.message
+
+
+def test_missing_examples_and_body(tmp_path):
+    without_examples = GOOD.split("examples:")[0] + "---\nbody\n"
+    assert _error(tmp_path, without_examples).field == "examples"
+    without_body = GOOD.split("## What")[0]
+    assert "runbook text" in _error(tmp_path, without_body).message
+
+
+def test_bad_category_unknown_field_and_bad_id(tmp_path):
+    assert _error(tmp_path, GOOD.replace("category: data", "category: misc")).field == "category"
+    assert _error(tmp_path, GOOD.replace("title:", "colour: red\ntitle:")).field == "colour"
+    assert _error(tmp_path, GOOD.replace("acme.loader_timeout", "Loader Timeout")).field == "id"
+
+
+def test_yaml_is_loaded_safely(tmp_path):
+    error = _error(tmp_path, GOOD.replace("title: The in-house loader timed out",
+                                          "title: !!python/object/apply:os.system ['echo pwned']"))
+    assert "invalid YAML" in error.message
+
+
+def test_summary_must_work_from_the_message_alone(tmp_path):
+    text = GOOD.replace("summary:", "probes: [linear_operands]\nsummary:").replace(
+        '"Shard {{ shard }} took {{ seconds }} s."', '"{{ module }} is slow"')
+    assert _error(tmp_path, text).field == "summary"
+
+
+def test_duplicate_ids_name_both_files(tmp_path):
+    one = tmp_path / "a"
+    two = tmp_path / "b"
+    one.mkdir()
+    two.mkdir()
+    _write(one, GOOD)
+    _write(two, GOOD)
+    base = build_rulebase([("team1", one), ("team2", two)], PROBES)
+    assert len(base.rules) == 1
+    (problem,) = base.problems
+    assert "duplicate id" in problem.message and str(one / "rule.md") in problem.message
+
+
+def test_priority_then_pack_order_decides(tmp_path):
+    low = tmp_path / "low"
+    high = tmp_path / "high"
+    low.mkdir()
+    high.mkdir()
+    _write(low, GOOD)
+    _write(high, GOOD.replace("acme.loader_timeout", "acme.loader_slow").replace("category: data", "priority: 3\ncategory: data"))
+    base = build_rulebase([("a", low), ("b", high)], PROBES)
+    assert base.match("AcmeLoaderTimeout: shard 7 took 120s").rule.id == "acme.loader_slow"
+    assert [r.id for r in base.rules] == ["acme.loader_slow", "acme.loader_timeout"]
+
+
+def test_fast_template_field_reading_agrees_with_jinja2_on_every_builtin_template():
+    from jinja2 import meta
+
+    from explainer.rules.base import default_rulebase
+    from explainer.rules.templates import _environment
+    from explainer.rules.templates import template_fields as _template_fields
+
+    for rule in default_rulebase().rules:
+        for source in rule.templates:
+            assert _template_fields(source) == meta.find_undeclared_variables(_environment().parse(source)), (
+                f"{rule.file}: {source!r}")
+
+
+def test_fast_template_field_reading_agrees_with_jinja2_on_generated_templates():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from jinja2 import TemplateSyntaxError, meta
+
+    from explainer.rules.templates import _environment
+    from explainer.rules.templates import template_fields as _template_fields
+
+    pieces = st.sampled_from(["{{ a }}", "{{b|plural('x')}}", "{{ c | plural(d) }}", "{% if e %}", "{% endif %}",
+                              "{{ f.g }}", "{{", "}}", "text ", "{#", "#}", "{{ h | upper }}", "'", '"', "(", ")"])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(pieces, max_size=8).map("".join))
+    def check(source):
+        try:
+            expected = meta.find_undeclared_variables(_environment().parse(source))
+        except TemplateSyntaxError:
+            return
+        assert _template_fields(source) == expected
+
+    check()
+
+
+def test_required_runs_are_what_every_match_must_contain():
+    from explainer.rules.rule import required_runs
+
+    assert required_runs(r"mat1 and mat2 shapes cannot be multiplied \((?P<a>\d+)x") == \
+        [["mat1 and mat2 shapes cannot be multiplied ("]]  # one character ('x') is not worth a check
+    assert required_runs(r"mat1\s+and\s+mat2 shapes") == [["and", "mat1", "mat2 shapes"]]
+    assert required_runs(r"Expected all tensors to be on the same device|found at least (?:two|2)") == \
+        [["Expected all tensors to be on the same device"], ["found at least "]]
+    assert required_runs(r"(?:CUDA|HIP) out of memory") == [[" out of memory", "CUDA"], [" out of memory", "HIP"]]
+    # a pattern that ignores case: its ASCII runs, looked for in the case-folded text
+    from explainer.rules.rule import IGNORE_CASE, text_may_match
+
+    assert required_runs(r"(?i)CUDA out of memory") == [[IGNORE_CASE, "cuda out of memory"]]
+    assert text_may_match(required_runs(r"(?i)CUDA out of memory"), "Cuda Out Of Memory")
+    assert not text_may_match(required_runs(r"(?i)CUDA out of memory"), "Cuda Out Of Mem")
+    assert required_runs(r"(?i)größe passt nicht") is None  # not ASCII: no shortcut
+    # too many alternatives: what the start requires on its own
+    reasons = "|".join(f"{chr(97 + n)} reason {n:02d}" for n in range(20))
+    assert required_runs(rf"(?:CUDA error: |cuda runtime error )(?:{reasons})") == [["CUDA error: "], ["cuda runtime error "]]
+    assert required_runs(r"cuda (?i:OUT) of memory") == [[" of memory", "cuda "]]
+    assert required_runs(r"colou?r of the tensor") == [["colo", "r of the tensor"]]
+    assert required_runs(r"ab[cd]efgh") == [["ab", "efgh"]]
+    assert required_runs(r"(?:optional )?needed") == [["needed"]]
+    assert required_runs(r"(?:once)+ more") == [[" more", "once"]]
+    assert required_runs(r"(?s)Error\(s\) in loading state_dict for (?P<m>\w+):.*Missing") == \
+        [["Error(s) in loading state_dict for ", "Missing"]]
+    # a backreference requires nothing of its own, and ends the run before it
+    assert required_runs(r"expected (?P<k>cpu|cuda) but got (?P=k) (?P<x>\w+)") == \
+        [[" but got ", "expected c", "pu"], [" but got ", "expected c", "uda"]]
+    assert required_runs(r"a|") is None  # one alternative needs nothing
+    assert required_runs(r"(unbalanced") is None
+
+
+def test_literal_prefilter_never_rejects_a_real_match():
+    from explainer.rules.base import default_rulebase
+    from explainer.rules.rule import text_may_match
+
+    for rule in default_rulebase().rules:
+        for example in rule.examples + rule.counter_examples:
+            for pattern, required in zip(rule.patterns, rule.literals):
+                if pattern.search(example.message):
+                    assert text_may_match(required, example.message), \
+                        f"{rule.file}: {required!r} is not required by {pattern.pattern!r}"
+
+
+def test_cache_skips_compiling_unchanged_files_and_notices_edits(tmp_path, monkeypatch):
+    from explainer._cache import RuleCache
+
+    cache_file = tmp_path / "cache" / "rules.json"
+    path = _write(tmp_path, GOOD)
+    first = RuleCache(cache_file)
+    rule = load_rule_file(path, known_probes=PROBES, cache=first)
+    assert rule._compiled is not None
+    first.save()
+    again = load_rule_file(path, known_probes=PROBES, cache=RuleCache(cache_file))
+    assert again._compiled is None, "an unchanged file must not be compiled again"
+    assert again.groups == {"shard", "seconds"}
+    assert again.patterns[0].search("AcmeLoaderTimeout: shard 7 took 120s")
+    path.write_text(GOOD.replace("(?P<seconds>\\d+)s'", "(?P<seconds>\\d+s'"))
+    with pytest.raises(RuleError, match="does not compile"):
+        load_rule_file(path, known_probes=PROBES, cache=RuleCache(cache_file))
+
+
+def test_a_folder_loads_from_its_index_until_a_file_changes(tmp_path, monkeypatch):
+    from explainer.rules import base as _rulebase
+    from explainer.rules.rule import Rule
+
+    monkeypatch.setenv("EXPLAINER_CACHE_DIR", str(tmp_path / "cache"))
+    path = _write(tmp_path, GOOD)
+    first, problems = _rulebase.load_folder(path.parent, pack="acme", known_probes=PROBES, cached=True)
+    assert not problems and list((tmp_path / "cache").glob("index-*.marshal"))
+    built = []
+    monkeypatch.setattr(_rulebase, "load_rule_file", lambda *a, **k: built.append(a) or Rule(*[None] * 11))
+    again, _ = _rulebase.load_folder(path.parent, pack="acme", known_probes=PROBES, cached=True)
+    assert not built, "an unchanged folder is read from its index, no file parsed"
+    assert again == first and again[0].pattern(0).search("AcmeLoaderTimeout: shard 7 took 120s")
+    monkeypatch.undo()
+    monkeypatch.setenv("EXPLAINER_CACHE_DIR", str(tmp_path / "cache"))
+    path.write_text(GOOD.replace("(?P<seconds>\\d+)s'", "(?P<seconds>\\d+s'"))
+    rules, problems = _rulebase.load_folder(path.parent, pack="acme", known_probes=PROBES, cached=True)
+    assert not rules and "does not compile" in str(problems[0])
+
+
+def test_unwritable_cache_is_ignored(tmp_path):
+    from explainer._cache import RuleCache
+
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    cache = RuleCache(blocker / "rules.json")
+    load_rule_file(_write(tmp_path, GOOD), known_probes=PROBES, cache=cache)
+    cache.save()  # must not raise
+
+
+def test_plain_templates_render_exactly_as_jinja2_does():
+    from explainer.rules.templates import _environment, render
+
+    facts = {"a": 3, "b": "x (32, 512)", "c": None, "d": [1, 2], "e": 0.5, "f": True}
+    for source in ["{{ a }} and {{b}}", "{{ c }}/{{ d }}/{{ e }}/{{ f }}", "  {{ a }}  \n", "no fields"]:
+        assert render(source, facts) == _environment().from_string(source).render(facts).strip()
+    assert render("{{ missing }}", facts) is None
+    assert render("{{ a | plural('row') }}", facts) == "3 rows"
+
+
+def test_a_fix_with_alternatives_shows_only_the_first_that_can_be_filled(tmp_path):
+    from explainer.diagnose.explain import render_fixes
+
+    text = GOOD.replace('''fixes:
+  - "Raise the timeout above {{ seconds }} s."''', '''fixes:
+  - - "Give shard {{ shard }} to {{ spare_worker }}."
+    - "Raise the timeout above {{ seconds }} s."
+  - - "{{ nowhere }}"''').replace("summary:", "facts: [spare_worker, nowhere]\nsummary:")
+    rule = load_rule_file(_write(tmp_path, text), known_probes=PROBES)
+    assert rule.fixes[0] == ("Give shard {{ shard }} to {{ spare_worker }}.", "Raise the timeout above {{ seconds }} s.")
+    assert render_fixes(rule.fixes, {"shard": 7, "seconds": 120}) == ["Raise the timeout above 120 s."]
+    assert render_fixes(rule.fixes, {"shard": 7, "seconds": 120, "spare_worker": "w3"}) == ["Give shard 7 to w3."]
+    broken = GOOD.replace('  - "Raise the timeout above {{ seconds }} s."', "  - []")
+    with pytest.raises(RuleError, match="alternative templates"):
+        load_rule_file(_write(tmp_path, broken, "broken.md"), known_probes=PROBES)
+
+
+LAZY_PROBES_SCRIPT = """
+import json, sys
+import torch
+from explainer.diagnose.explain import explain
+from explainer.rules.base import default_rulebase
+
+default_rulebase()
+families = lambda: sorted(m for m in sys.modules if m.startswith("explainer.probes.")
+                          and not m.rsplit(".", 1)[1].startswith("_"))
+loaded_at_load = families()
+try:
+    torch.nn.Linear(256, 10)(torch.zeros(32, 512))
+except RuntimeError as exc:
+    diagnosis = explain(exc).to_dict()
+print(json.dumps({"at_load": loaded_at_load, "after": families(), "diagnosis": diagnosis}))
+"""
+
+
+def test_a_crash_imports_only_the_probe_modules_its_rule_uses(tmp_path):
+    """With the folder index built, loading the rules imports no probe module; the matched rule's own
+    are imported when it matches, and the diagnosis is the one every probe module loaded gives."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "EXPLAINER_CACHE_DIR": str(tmp_path)}
+    runs = []
+    for _ in range(2):  # the first builds the index (validating imports every probe module)
+        done = subprocess.run([sys.executable, "-c", LAZY_PROBES_SCRIPT], capture_output=True, text=True, env=env,
+                              timeout=120)
+        assert done.returncode == 0, done.stderr
+        runs.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    first, second = runs
+    assert "explainer.probes.layers.rnn" in first["at_load"]
+    assert second["at_load"] == []
+    assert "explainer.probes.ops.matmul" in second["after"] and "explainer.probes.layers.rnn" not in second["after"]
+    assert second["diagnosis"]["rule"] == "shape.matmul" and second["diagnosis"]["culprits"]
+    assert second["diagnosis"] == first["diagnosis"]

@@ -1,0 +1,176 @@
+"""The built site in a real browser: headless Chromium (Debian's /usr/bin/chromium, driven by the
+playwright package) searches for fragments of real error messages and lands on their rule pages, finds
+every rule's reproduction block and the loss-curve figures loaded, and opens the local file:// copy the
+explainer links to by default with no server. Screenshots go to test-artifacts/ at the repository root."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from explainer._config import local_site_dir, runbook_url
+from explainer.rules.base import default_rulebase
+from explainer.site.build import build_local_site, build_site
+
+from conftest import ROOT
+from test_site import team_rulebase
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARTIFACTS = ROOT / "test-artifacts"
+FRAGMENT = "mat1 and mat2 shapes cannot be multiplied"
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+@pytest.fixture(scope="module")
+def served_site(tmp_path_factory):
+    """The site built with the default base URL, served by a local http.server on a free port."""
+    root = tmp_path_factory.mktemp("browser-site")
+    with pytest.MonkeyPatch.context() as env:
+        env.delenv("EXPLAINER_RUNBOOK_URL", raising=False)
+        result = build_site(root / "html", work=root / "work", rulebase=team_rulebase(root / "acme"))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(result.out)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser_page(tmp_path_factory):
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        pytest.fail(f"the playwright package is needed to drive Chromium (pip install -e '.[test]'): {exc}")
+    if shutil.which(CHROMIUM) is None:
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium)")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as playwright:
+        try:
+            context = playwright.chromium.launch_persistent_context(
+                str(profile), executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS,
+                viewport={"width": 1280, "height": 900}, color_scheme="light")
+        except Exception as exc:  # noqa: BLE001 - any launch failure is this test's failure
+            pytest.fail(f"Chromium ({CHROMIUM}) could not start: {exc}")
+        try:
+            yield context.new_page()
+        finally:
+            context.close()
+
+
+def _search(page, text: str):
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    box = page.locator("input.md-search__input")
+    box.fill("")
+    box.type(text, delay=20)
+    results = page.locator(".md-search-result__item")
+    results.first.wait_for(state="visible", timeout=15_000)
+    return results
+
+
+def test_searching_a_real_message_lands_on_its_rule_page_with_the_fix(served_site, browser_page):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser_page
+    page.goto(served_site, wait_until="networkidle")
+    assert "torch-explainer runbooks" in page.title()
+    results = _search(page, FRAGMENT)
+    page.screenshot(path=str(ARTIFACTS / "site-search.png"))
+    first = results.first.locator("a").first
+    assert "rules/shape.matmul/" in (first.get_attribute("href") or ""), (
+        f"the first search result for {FRAGMENT!r} is {first.get_attribute('href')}, not the shape.matmul page")
+    first.click()
+    page.wait_for_url("**/rules/shape.matmul/**")
+    fix = page.locator("h2#fix")
+    fix.wait_for(state="visible")
+    fix.scroll_into_view_if_needed()
+    assert "nn.Linear(512, 10)" in page.locator("article").inner_text()
+    page.wait_for_timeout(400)  # the header's title cross-fades on scroll
+    page.screenshot(path=str(ARTIFACTS / "site-rule-fix.png"))
+    page.locator("h1").first.scroll_into_view_if_needed()
+    page.locator("label.md-header__button[for^='__palette']:visible").first.click()
+    page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'slate'")
+    page.screenshot(path=str(ARTIFACTS / "site-rule-dark.png"))
+
+
+def test_a_hostile_message_in_search_results_stays_text(served_site, browser_page):
+    page = browser_page
+    page.goto(served_site, wait_until="networkidle")
+    _search(page, "acme odd failure")
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned") is None, "a message's markup ran as HTML in the search results"
+    assert page.locator("img[src='x']").count() == 0
+
+
+@pytest.mark.parametrize("fragment, rule", [
+    ("found at least two devices", "device.mismatch"),
+    ("Trying to backward through the graph a second time", "autograd.backward_twice"),
+])
+def test_search_finds_a_rule_by_a_fragment_of_its_message(served_site, browser_page, fragment, rule):
+    page = browser_page
+    page.goto(served_site, wait_until="networkidle")
+    results = _search(page, fragment)
+    page.wait_for_timeout(800)  # results update as the words arrive: read the ones for the whole fragment
+    hrefs = [link.get_attribute("href") or "" for link in results.locator("a").all()[:5]]
+    assert any(f"rules/{rule}/" in href for href in hrefs), f"searching {fragment!r} found {hrefs}, not {rule}"
+
+
+def test_every_rule_page_with_a_fixture_shows_its_reproduction(served_site, browser_page):
+    page = browser_page
+    page.goto(served_site, wait_until="networkidle")
+    rules = {r.id: r.fixture for r in default_rulebase().rules if r.fixture and (ROOT / r.fixture).is_file()}
+    assert len(rules) > 50
+    # Each page fetched and parsed by the browser itself: the reproduction heading, the command and the script.
+    missing = page.evaluate("""async (rules) => {
+        const missing = [];
+        for (const [id, fixture] of Object.entries(rules)) {
+            const response = await fetch(`rules/${id}/`);
+            const doc = new DOMParser().parseFromString(await response.text(), "text/html");
+            const heading = doc.querySelector("h2#reproduction");
+            const code = [...doc.querySelectorAll("article pre code")].map(c => c.textContent).join("\\n");
+            if (!response.ok || !heading || !code.includes("python -m explainer " + fixture)) missing.push(id);
+        }
+        return missing;
+    }""", rules)
+    assert missing == [], f"rule pages without their reproduction block: {missing}"
+
+
+def test_the_loss_curve_figures_load(served_site, browser_page):
+    page = browser_page
+    page.goto(served_site + "guide/loss-curves/", wait_until="networkidle")
+    figures = page.locator("article img[src*='assets/figures/']")
+    assert figures.count() >= 5
+    for index in range(figures.count()):
+        figure = figures.nth(index)
+        figure.scroll_into_view_if_needed()
+        loaded = figure.evaluate("img => img.decode().then(() => img.naturalWidth, () => 0)")
+        assert loaded > 100, f"{figure.get_attribute('src')} did not load (width {loaded})"
+    page.screenshot(path=str(ARTIFACTS / "site-loss-curves.png"), full_page=False)
+
+
+def test_the_default_link_opens_the_local_site_from_the_file_system(tmp_path, monkeypatch, browser_page):
+    """No server: the file:// URL a diagnosis prints opens the rule's page, and its links open pages too."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert build_local_site() == local_site_dir()
+    url = runbook_url("shape.matmul")
+    assert url.startswith("file://")
+    page = browser_page
+    page.goto(url, wait_until="load")
+    assert "nn.Linear(512, 10)" in page.locator("article").inner_text()
+    assert page.locator("h2#reproduction").count() == 1
+    page.screenshot(path=str(ARTIFACTS / "site-local-file.png"))
+    page.locator("article a[href$='category/shape/index.html'], article a[href$='shape.html']").first.click()
+    page.wait_for_load_state("load")
+    assert page.url.startswith("file://") and page.url.endswith(".html"), page.url
+    assert page.locator("article h1").count() == 1, f"{page.url} is not a page of the site"
