@@ -41,6 +41,29 @@ def raise_fixture(relative: str) -> BaseException:
     raise AssertionError(f"{relative} did not raise: the fixture no longer reproduces its error")
 
 
+def explain_paste(text: str):
+    """The first diagnosis with a rule for a pasted message, as `explainer explain -` gives it."""
+    import io
+
+    from explainer.cli.explain import explain_stream
+
+    found = [d for d in explain_stream(io.StringIO(text)) if d.rule is not None]
+    assert found, f"no rule claimed {text[:120]!r}"
+    return found[0]
+
+
+def said(diagnosis) -> str:
+    """Everything a diagnosis says in words: title, summary and fixes."""
+    return " ".join([diagnosis.title, diagnosis.summary, *diagnosis.fixes])
+
+
+def explain_fixture(relative: str):
+    """The diagnosis of the exception a fixture script raises."""
+    import explainer
+
+    return explainer.explain(raise_fixture(relative))
+
+
 def raised(call) -> BaseException:
     """The exception a real torch call raises, with its traceback (its frames stay live for the probes)."""
     try:

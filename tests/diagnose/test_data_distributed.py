@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import explainer
 from explainer.diagnose.explain import exception_text, explain_text
 from explainer.probes.runtime.checkpoint import key_prefix, parse_state_dict_keys, renamed_prefix
 from explainer.rules.base import default_rulebase
 
-from conftest import raise_fixture
-
-
-def _explain(fixture: str):
-    return explainer.explain(raise_fixture(fixture))
+from conftest import explain_fixture, raise_fixture
 
 
 def _culprit(diagnosis, name):
@@ -23,7 +18,7 @@ def _culprit(diagnosis, name):
 # --- data -------------------------------------------------------------------------------------
 
 def test_worker_error_points_at_the_dataset_line():
-    d = _explain("fixtures/data/worker_keyerror.py")
+    d = explain_fixture("fixtures/data/worker_keyerror.py")
     assert d.rule == "data.worker_error"
     assert d.facts["original_error"] == "KeyError: 'sat'"
     assert d.facts["worker"] == 0 and d.facts["dataset_function"] == "__getitem__"
@@ -47,13 +42,13 @@ def test_bare_stack_message_is_left_to_the_shape_family():
 
 
 def test_collate_in_a_worker_is_explained_as_collate():
-    d = _explain("fixtures/data/collate_variable_length.py")
+    d = explain_fixture("fixtures/data/collate_variable_length.py")
     assert d.rule == "data.collate_variable_length"
     assert any("pad_sequence" in fix for fix in d.fixes)
 
 
 def test_worker_killed_by_bus_error_reads_the_signal_from_the_cause():
-    d = _explain("fixtures/data/worker_killed_bus_error.py")
+    d = explain_fixture("fixtures/data/worker_killed_bus_error.py")
     assert d.rule == "data.worker_killed"
     assert d.facts["signal"] == "Bus error"
     assert "shared memory" in d.summary
@@ -79,7 +74,7 @@ def test_legacy_worker_reraise_names_the_dataset_frame():
 
 
 def test_state_dict_used_as_the_model():
-    d = _explain("fixtures/data/state_dict_as_model.py")
+    d = explain_fixture("fixtures/data/state_dict_as_model.py")
     assert d.rule == "data.state_dict_not_module"
     assert "`collections.OrderedDict` was used as a model (`.eval`)" in d.summary, d.summary
     assert any("load_state_dict" in fix for fix in d.fixes)
@@ -96,7 +91,7 @@ def test_dict_batches_and_model_outputs_are_not_state_dicts():
 
 
 def test_checkpoint_without_a_state_dict_key():
-    d = _explain("fixtures/data/checkpoint_no_state_dict_key.py")
+    d = explain_fixture("fixtures/data/checkpoint_no_state_dict_key.py")
     assert d.rule == "data.checkpoint_missing_key"
     assert "checkpoint['state_dict']" in d.summary and any("ckpt.get('state_dict', ckpt)" in f for f in d.fixes)
     # other missing keys are the user's own dictionaries
@@ -106,7 +101,7 @@ def test_checkpoint_without_a_state_dict_key():
 
 
 def test_empty_checkpoint_names_the_file_live():
-    d = _explain("fixtures/data/checkpoint_empty_file.py")
+    d = explain_fixture("fixtures/data/checkpoint_empty_file.py")
     assert d.rule == "data.pickle_ran_out_of_input"
     assert "model.pth (0 bytes)" in d.summary, d.summary
     text_only = explain_text("EOFError: Ran out of input")
@@ -122,7 +117,7 @@ def test_spawn_bootstrapping_points_at_the_main_guard():
 
 
 def test_state_dict_module_prefix():
-    d = _explain("fixtures/data/state_dict_module_prefix.py")
+    d = explain_fixture("fixtures/data/state_dict_module_prefix.py")
     assert d.rule == "data.state_dict_keys"
     assert (d.facts["key_prefix"], d.facts["prefix_side"]) == ("module.", "checkpoint")
     assert d.facts["missing_count"] == 4 and d.facts["model_name"] == "model"
@@ -133,7 +128,7 @@ def test_state_dict_module_prefix():
 
 
 def test_state_dict_renamed_submodule():
-    d = _explain("fixtures/data/state_dict_renamed.py")
+    d = explain_fixture("fixtures/data/state_dict_renamed.py")
     assert d.rule == "data.state_dict_keys"
     assert (d.facts["renamed_from"], d.facts["renamed_to"]) == ("classifier.", "head.")
     assert "key_prefix" not in d.facts
@@ -161,7 +156,7 @@ def test_state_dict_key_analysis():
 
 
 def test_batchnorm_batch_of_one_names_module_and_loader():
-    d = _explain("fixtures/data/batchnorm_batch_one.py")
+    d = explain_fixture("fixtures/data/batchnorm_batch_one.py")
     assert d.rule == "shape.batchnorm_batch_one"
     assert d.facts["module"] == "model.bn" and d.facts["input_size"] == "1, 10"
     assert (d.facts["loader_name"], d.facts["batch_size"]) == ("loader", 4)
@@ -171,7 +166,7 @@ def test_batchnorm_batch_of_one_names_module_and_loader():
 
 
 def test_target_out_of_bounds_reads_classes_from_the_output():
-    d = _explain("fixtures/data/target_out_of_bounds.py")
+    d = explain_fixture("fixtures/data/target_out_of_bounds.py")
     assert d.rule == "data.target_out_of_bounds"
     assert (d.facts["target_value"], d.facts["num_classes"]) == (5, 5)
     assert (d.facts["input_name"], d.facts["target_name"]) == ("logits", "labels")
@@ -187,7 +182,7 @@ def test_negative_target_from_text_suggests_ignore_index_only_live():
 
 
 def test_empty_optimizer_finds_the_plain_list():
-    d = _explain("fixtures/data/empty_optimizer.py")
+    d = explain_fixture("fixtures/data/empty_optimizer.py")
     assert d.rule == "other.empty_optimizer"
     assert d.facts["param_count"] == 0
     assert "model.layers" in d.facts["unregistered"]
@@ -198,7 +193,7 @@ def test_empty_optimizer_finds_the_plain_list():
 # --- distributed ------------------------------------------------------------------------------
 
 def test_ddp_unused_parameters_named_from_the_live_model():
-    d = _explain("fixtures/distributed/ddp_unused_parameters.py")
+    d = explain_fixture("fixtures/distributed/ddp_unused_parameters.py")
     assert d.rule == "distributed.ddp_unused_parameters"
     assert d.facts["unused_indices"] == "2 3" and d.facts["rank"] == 0
     assert d.facts["unused_parameters"] == "aux_head.weight, aux_head.bias"
@@ -236,7 +231,7 @@ def test_child_failed_exit_code():
 # --- numerics ---------------------------------------------------------------------------------
 
 def test_multinomial_nan_finds_the_non_finite_tensors():
-    d = _explain("fixtures/numerics/multinomial_nan.py")
+    d = explain_fixture("fixtures/numerics/multinomial_nan.py")
     assert d.rule == "numerics.nan_probabilities"
     assert d.facts["nonfinite"] == "logits (1 inf), probs (3 nan)"
     assert d.facts["first_nonfinite"] == "logits"
@@ -244,12 +239,12 @@ def test_multinomial_nan_finds_the_non_finite_tensors():
 
 
 def test_multinomial_zero_sum():
-    d = _explain("fixtures/numerics/multinomial_zero_sum.py")
+    d = explain_fixture("fixtures/numerics/multinomial_zero_sum.py")
     assert d.rule == "numerics.nan_probabilities" and d.facts["invalid_reason"] == "sum of probabilities <= 0"
 
 
 def test_clip_grad_nonfinite_lists_values_before_gradients():
-    d = _explain("fixtures/numerics/clip_grad_nonfinite.py")
+    d = explain_fixture("fixtures/numerics/clip_grad_nonfinite.py")
     assert d.rule == "numerics.nonfinite_grad_norm" and d.facts["norm_type"] == "2.0"
     assert d.facts["first_nonfinite"] == "loss"
     assert "model.weight.grad (4 nan)" in d.facts["nonfinite"]

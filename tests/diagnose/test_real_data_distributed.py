@@ -11,22 +11,14 @@ import explainer
 from explainer.diagnose.explain import explain_text
 from explainer.rules.base import default_rulebase
 
-from conftest import ROOT, assert_names, raise_fixture
+from conftest import assert_names, explain_fixture
 
-MY_CATEGORIES = ("data", "distributed")
-# Families the corpus labels outside data although a data rule has long claimed them (reported to the
-# lead: the same batchnorm message is labelled shape/data in data_dist.yaml but shape in shape.yaml).
-KNOWN_LABEL_CONFLICTS = {"batchnorm_single_value", "optimizer_empty_params"}
-
-
-def _explain(fixture: str):
-    return explainer.explain(raise_fixture(fixture))
 
 
 # --- checkpoint files, from real torch.load calls ----------------------------------------------
 
 def test_weights_only_names_the_refused_class_and_the_allowlist_call():
-    d = _explain("fixtures/data/weights_only_namespace.py")
+    d = explain_fixture("fixtures/data/weights_only_namespace.py")
     assert d.rule == "data.weights_only_load" and d.category == "data"
     assert d.facts["global_name"] == "argparse.Namespace"
     assert "argparse.Namespace" in d.summary and "PyTorch 2.6" in d.summary
@@ -35,7 +27,7 @@ def test_weights_only_names_the_refused_class_and_the_allowlist_call():
 
 
 def test_html_page_loaded_as_a_checkpoint_names_file_size_and_first_byte():
-    d = _explain("fixtures/data/checkpoint_html_page.py")
+    d = explain_fixture("fixtures/data/checkpoint_html_page.py")
     assert d.rule == "data.checkpoint_not_a_checkpoint"
     assert d.facts["load_key"] == "<" and d.facts["checkpoint_size"] == "61 bytes"
     assert d.facts["checkpoint_path"].endswith("model.pth")
@@ -55,7 +47,7 @@ def test_html_page_under_weights_only_reads_the_operand_as_a_byte(tmp_path):
 
 
 def test_truncated_checkpoint_names_reason_path_and_size():
-    d = _explain("fixtures/data/checkpoint_truncated.py")
+    d = explain_fixture("fixtures/data/checkpoint_truncated.py")
     assert d.rule == "data.checkpoint_corrupt"
     assert d.facts["reason"] == "failed finding central directory"
     assert d.facts["checkpoint_size"] == "1000 bytes"
@@ -94,7 +86,7 @@ def test_legacy_unexpected_key_names_the_module_prefix():
 # --- DataLoader --------------------------------------------------------------------------------
 
 def test_collate_of_none_names_the_type_and_the_filtering_fix():
-    d = _explain("fixtures/data/collate_none_sample.py")
+    d = explain_fixture("fixtures/data/collate_none_sample.py")
     assert d.rule == "data.default_collate_type" and d.facts["found_class"] == "NoneType"
     assert "returned None" in d.summary
     assert any("is not None" in fix for fix in d.fixes)
@@ -140,7 +132,7 @@ def test_worker_error_in_collate_names_the_function():
 # --- distributed -------------------------------------------------------------------------------
 
 def test_process_group_not_initialized_from_a_real_collective():
-    d = _explain("fixtures/distributed/no_process_group.py")
+    d = explain_fixture("fixtures/distributed/no_process_group.py")
     assert d.rule == "distributed.process_group_not_initialized"
     assert d.location.file.endswith("no_process_group.py") and d.location.line == 7
     assert any("torchrun" in fix for fix in d.fixes)
@@ -148,7 +140,7 @@ def test_process_group_not_initialized_from_a_real_collective():
 
 @pytest.mark.skipif(sys.platform == "win32", reason="TCPStore port semantics differ")
 def test_address_in_use_names_the_port():
-    d = _explain("fixtures/distributed/address_in_use.py")
+    d = explain_fixture("fixtures/distributed/address_in_use.py")
     assert d.rule == "distributed.address_in_use"
     port = d.facts["port"]
     assert isinstance(port, int) and f"port {port}" in d.summary
@@ -199,35 +191,10 @@ def test_dtensor_messages_name_the_operator():
 
 # --- the real-world corpus (tuning split only) -------------------------------------------------
 
-def _corpus_module():
-    """benchmarks/coverage.py under its own name ('coverage' is also the coverage.py package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("corpus_coverage", ROOT / "benchmarks" / "coverage.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("corpus_coverage", module)  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_data_and_distributed_rules_never_answer_another_family():
-    corpus = _corpus_module()
-    wrong = []
-    for entry in corpus.load_corpus():
-        if entry.held_out:
-            continue  # tuned on the tuning split only; the lead checks the held-out quarter
-        result = corpus.judge(entry)
-        if entry.family in KNOWN_LABEL_CONFLICTS:
-            continue
-        if result.rule and result.category in MY_CATEGORIES and result.outcome == "wrong":
-            wrong.append(f"{entry.where} [{'/'.join(entry.categories)} {entry.family}] -> {result.rule}")
-    assert not wrong, "data/distributed rules answered messages of another family:\n" + "\n".join(wrong)
-
-
 # --- live probes of the distributed family ----------------------------------------------------
 
 def test_ddp_ready_twice_names_the_owner_module_and_ddp_settings():
-    d = _explain("fixtures/distributed/ddp_ready_twice.py")
+    d = explain_fixture("fixtures/distributed/ddp_ready_twice.py")
     assert d.rule == "distributed.ddp_ready_twice"
     assert (d.facts["param_index"], d.facts["param_name"]) == (1, "block.bias")
     assert d.facts["ddp_name"] == "model" and d.facts["find_unused"] is True
@@ -239,28 +206,28 @@ def test_ddp_ready_twice_names_the_owner_module_and_ddp_settings():
 def test_process_group_not_initialized_reads_the_launch_environment(monkeypatch):
     for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
         monkeypatch.delenv(name, raising=False)
-    d = _explain("fixtures/distributed/no_process_group.py")
+    d = explain_fixture("fixtures/distributed/no_process_group.py")
     assert d.facts["rank_assigned"] is False and "not started by torchrun" in d.summary
     monkeypatch.setenv("RANK", "3")
     monkeypatch.setenv("WORLD_SIZE", "4")
-    d = _explain("fixtures/distributed/no_process_group.py")
+    d = explain_fixture("fixtures/distributed/no_process_group.py")
     assert "RANK=3" in d.summary and "WORLD_SIZE=4" in d.summary and "assigned it a rank" in d.summary
 
 
 def test_rendezvous_timeout_names_joined_clients():
-    d = _explain("fixtures/distributed/rendezvous_timeout.py")
+    d = explain_fixture("fixtures/distributed/rendezvous_timeout.py")
     assert d.rule == "distributed.rendezvous_timeout"
     assert (d.facts["joined"], d.facts["world_size"]) == (1, 2) and "1/2 clients joined" in d.summary
 
 
 def test_loader_timeout_names_the_seconds():
-    d = _explain("fixtures/data/loader_timeout.py")
+    d = explain_fixture("fixtures/data/loader_timeout.py")
     assert d.rule == "data.loader_timeout" and d.facts["seconds"] == 1
     assert "timeout=1" in d.summary
 
 
 def test_cpu_tensor_in_a_cuda_only_group_names_the_device_type():
-    d = _explain("fixtures/distributed/cpu_tensor_cuda_only_group.py")
+    d = explain_fixture("fixtures/distributed/cpu_tensor_cuda_only_group.py")
     assert d.rule == "distributed.collective_tensor_device" and d.facts["device_type"] == "cpu"
     assert "device type cpu" in d.summary and "gloo for cpu" in d.summary
     assert any('init_process_group("cpu:gloo,cuda:nccl")' in fix for fix in d.fixes)
@@ -329,7 +296,7 @@ def test_nccl_last_error_is_not_read_from_the_exception_trailer():
 # --- distributed wordings added from round 4 ---------------------------------------------------
 
 def test_checkpoint_exception_names_ranks_step_and_the_rank_error():
-    d = _explain("fixtures/distributed/checkpoint_missing_key.py")
+    d = explain_fixture("fixtures/distributed/checkpoint_missing_key.py")
     assert d.rule == "distributed.checkpoint_exception", d.rule
     for value in ("dict_keys([0])", "create_local_plan", "Missing key in checkpoint state_dict: bias"):
         assert value in d.summary, (value, d.summary)
@@ -400,21 +367,21 @@ def test_tcpstore_and_deepspeed_rules_leave_unrelated_messages_alone():
 # --- round 5: sampler, checkpoint writing, shared memory, store binding and backends -------------
 
 def test_empty_dataset_under_shuffle_names_num_samples_and_the_data_path():
-    d = _explain("fixtures/data/sampler_empty_dataset.py")
+    d = explain_fixture("fixtures/data/sampler_empty_dataset.py")
     assert d.rule == "data.sampler_empty_dataset" and d.category == "data"
     assert "num_samples=0" in d.summary and "empty" in d.summary
     assert any("len(dataset)" in fix for fix in d.fixes)
 
 
 def test_save_into_a_missing_folder_names_the_folder():
-    d = _explain("fixtures/data/save_missing_directory.py")
+    d = explain_fixture("fixtures/data/save_missing_directory.py")
     assert d.rule == "data.checkpoint_save_failed"
     assert "/tmp/explainer-fixture-runs/no-such-run/checkpoints" in d.summary
     assert any("makedirs" in fix for fix in d.fixes)
 
 
 def test_nccl_backend_in_a_build_without_nccl_points_to_gloo():
-    d = _explain("fixtures/distributed/nccl_not_built.py")
+    d = explain_fixture("fixtures/distributed/nccl_not_built.py")
     assert d.rule == "distributed.backend_not_available"
     assert "NCCL" in d.summary and "gloo" in d.summary
 
@@ -496,20 +463,20 @@ def test_sigterm_cleanup_line_yields_to_the_error_in_the_same_block():
 
 
 def test_env_rendezvous_without_rank_names_the_variable_and_torchrun():
-    d = _explain("fixtures/distributed/env_rendezvous_no_rank.py")
+    d = explain_fixture("fixtures/distributed/env_rendezvous_no_rank.py")
     assert d.rule == "distributed.env_rendezvous_missing_var"
     assert "RANK" in d.summary and "env://" in d.summary and "torchrun" in d.summary
 
 
 def test_ddp_device_ids_for_a_cpu_module_names_both_devices():
-    d = _explain("fixtures/distributed/ddp_device_ids_cpu_module.py")
+    d = explain_fixture("fixtures/distributed/ddp_device_ids_cpu_module.py")
     assert d.rule == "distributed.ddp_device_ids_cpu_module"
     assert "[0]" in d.summary and "device(type='cpu')" in d.summary
     assert any("model.to(local_rank)" in fix for fix in d.fixes)
 
 
 def test_ddp_around_a_frozen_model_says_nothing_requires_grad():
-    d = _explain("fixtures/distributed/ddp_frozen_model.py")
+    d = explain_fixture("fixtures/distributed/ddp_frozen_model.py")
     assert d.rule == "distributed.ddp_no_trainable_params"
     assert "requires_grad=False" in d.summary
 

@@ -13,17 +13,7 @@ import explainer
 from explainer.cli.explain import explain_stream
 from explainer.diagnose.explain import explain_text
 
-from conftest import assert_names
-
-
-def explain_paste(text: str):
-    found = [d for d in explain_stream(io.StringIO(text)) if d.rule is not None]
-    assert found, f"no rule claimed {text[:120]!r}"
-    return found[0]
-
-
-def said(diagnosis) -> str:
-    return " ".join([diagnosis.title, diagnosis.summary, *diagnosis.fixes])
+from conftest import assert_names, explain_paste, said
 
 
 def test_meta_module_moved_with_to_names_the_module_and_its_meta_parameters():

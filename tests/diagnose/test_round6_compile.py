@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from explainer import explain
-from explainer._cli_explain import explain_stream
-from explainer._explain import explain_text
+from explainer.cli.explain import explain_stream
+from explainer.diagnose.explain import explain_text
 
 ROOT = Path(__file__).resolve().parents[1]
 

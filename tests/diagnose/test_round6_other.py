@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from explainer import explain
-from explainer._cli_explain import explain_stream
-from explainer._explain import explain_text
-from explainer._rulebase import default_rulebase
+from explainer.cli.explain import explain_stream
+from explainer.diagnose.explain import explain_text
+from explainer.rules.base import default_rulebase
 
 from conftest import assert_names, raise_fixture, raised
 

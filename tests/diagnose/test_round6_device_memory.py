@@ -8,19 +8,9 @@ import io
 import pytest
 
 import explainer
-from explainer._cli_explain import explain_stream
+from explainer.cli.explain import explain_stream
 
-from conftest import assert_names, raise_fixture
-
-
-def explain_paste(text: str):
-    found = [d for d in explain_stream(io.StringIO(text)) if d.rule is not None]
-    assert found, f"no rule claimed {text[:120]!r}"
-    return found[0]
-
-
-def said(diagnosis) -> str:
-    return " ".join([diagnosis.title, diagnosis.summary, *diagnosis.fixes])
+from conftest import assert_names, explain_paste, raise_fixture, said
 
 
 @pytest.mark.parametrize("message, rule, values", [

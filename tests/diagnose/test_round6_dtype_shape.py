@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from explainer import explain
-from explainer._cli_explain import explain_stream
+from explainer.cli.explain import explain_stream
 
 from conftest import raised
 
