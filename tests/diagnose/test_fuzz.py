@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import time
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,7 +15,8 @@ from explainer.diagnose.logscan import scan, scan_blocks, split_embedded
 from explainer.probes import load_builtin_probes
 from explainer.rules.rule import load_rule_file
 
-ROOT = Path(__file__).resolve().parents[2]
+from conftest import ROOT
+
 LOGS = sorted((ROOT / "fixtures" / "logs").glob("*.log"))
 PROBES = load_builtin_probes()
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

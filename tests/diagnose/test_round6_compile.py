@@ -8,7 +8,6 @@ import io
 import runpy
 import sys
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -16,7 +15,7 @@ from explainer import explain
 from explainer.cli.explain import explain_stream
 from explainer.diagnose.explain import explain_text
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
 
 
 def raise_fixture(relative: str) -> BaseException:
