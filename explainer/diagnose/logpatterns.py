@@ -50,15 +50,19 @@ OPENER_RES = [
     re.compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*$"),
     # A DataLoader worker's re-raise pasted without its 'SomeError:' prefix; its Original Traceback follows.
     re.compile(r"^(?P<message>Caught [A-Z]\w* in DataLoader worker process \d+\.?)\s*$"),
+    # A C++ exception nothing caught: std::terminate names its type; its what() follows on the next line.
+    re.compile(r"^\s*(?P<message>terminate called after throwing an instance of '[\w:]+')\s*$"),
 ]
 VSCODE_OPENER = OPENER_RES[1]
+TERMINATE_OPENER = OPENER_RES[3]
+WHAT_RE = re.compile(r"^\s*what\(\):\s")
 # Anything that could begin an error: a block of log without any of these is skipped unread.
 # A frame line counts: pasted tracebacks often lose their first line.
 # Every marker's and opener's words must be here, or block scanning skips what line scanning finds.
 # Plain strings, so that a file can be searched for them by grep -F (explainer/_logfile.py) as well as here.
 TRIGGER_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failure", "Warning", "Watchdog caught",
                     "watchdog got stuck", "Heartbeat monitor timed out", "client socket has timed out",
-                    "Assertion", "发生异常", "exitcode", "encountered in worker", "File ", '", line ', ".py in ",
+                    "Assertion", "terminate called", "发生异常", "exitcode", "encountered in worker", "File ", '", line ', ".py in ",
                     "<ipython-input-")
 TRIGGER_RE = re.compile("|".join(re.escape(literal) for literal in TRIGGER_LITERALS))
 INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
@@ -75,6 +79,7 @@ AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceba
                             r"Set torch\._dynamo\.config\.|You can suppress this exception|"
                             # torch.onnx.export's report: "## Exception summary", then "<class 'KeyError'>: ..."
                             r"## Exception summary|<class '[\w.]+'>: )")
+REPRO_PART_RE = re.compile(r"(import torch|ConvolutionParams|input: TensorDescriptor|output: TensorDescriptor|weight: FilterDescriptor)")
 CHAIN_RE = re.compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
 EMBEDDED_RE = re.compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent call last\):\s*\n(?P<rest>.*)\Z", re.S)
 WORKER_RE = re.compile(r"in DataLoader worker process (?P<worker>\d+)")

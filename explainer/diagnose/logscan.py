@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from explainer._diagnosis import Location
-from .logpatterns import (AFTER_BLANK_RE, ANSI_RE, CHAIN_RE, CONTINUATION_PREFIXES, DEDUPE_RES,
+from .logpatterns import (REPRO_PART_RE, TERMINATE_OPENER, WHAT_RE, AFTER_BLANK_RE, ANSI_RE, CHAIN_RE, CONTINUATION_PREFIXES, DEDUPE_RES,
                            EMBEDDED_RE, EXCEPTION_RE, INLINE_CODE_RE, PREFIX_RES, RANK_RE, TRACEBACK_RE, TRIGGER_RE,
                            VSCODE_OPENER, marker_match, node_named, opener_match)
 from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, RAISE_RE, WRAP_WIDTH, Frame, frame_match,
@@ -66,6 +66,8 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool]:
             break
     if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
         line = line.strip().strip("`")
+    elif line.startswith("```") and line.rstrip().endswith("```") and len(line.strip()) > 6:
+        line = line.strip()[3:-3].strip()  # a code block opened and closed on one line
     elif line[:1] in "*_#":
         core = line.strip().strip("*_").lstrip("# ").strip("*_")  # markdown bold, italics, headings
         if core and EXCEPTION_RE.match(core):
@@ -107,6 +109,7 @@ class _Stream:
         self.lines: list[str] = []
         self.embedded_depth = 0
         self.vscode = False
+        self.terminate = False  # the open record is a C++ exception std::terminate reported
         self.blank_lines = 0
         self.fence = ""  # "closed", "reopened": a code block ended inside a message
         self.previous = ""  # the line before, for wrapped lines and a statement pasted above its error
@@ -211,16 +214,22 @@ class _Stream:
     def _close_after_blank(self, seen: _Line) -> Iterator[FoundError]:
         if self.current is None or not self.blank_lines:
             return
-        if AFTER_BLANK_RE.match(seen.stripped):
+        if AFTER_BLANK_RE.match(seen.stripped) or (self._offers_repro() and REPRO_PART_RE.match(seen.stripped)):
             self.lines.extend([""] * self.blank_lines)
         else:
             yield from self._finished()
         self.blank_lines = 0
 
+    def _offers_repro(self) -> bool:
+        """cuDNN's report: a repro script and the convolution's parameters follow, after blank lines."""
+        return any(line.startswith("You can try to repro this exception") for line in self.lines)
+
     def _ends_message(self, seen: _Line, new_record: bool) -> bool:
         line = seen.line
         if TRACEBACK_RE.match(line) or CHAIN_RE.match(line) or line.startswith("```"):
             return True
+        if len(self.lines) == 1 and self.terminate and WHAT_RE.match(line):
+            return False  # what() says what the exception named on the line before was
         if len(self.lines) >= MAX_MESSAGE_LINES or new_record or seen.marker or seen.opener:
             return True
         return seen.header is not None and not self.embedded_depth and not _introduces_inner(self.lines)
@@ -297,6 +306,7 @@ class _Stream:
         self.node = ""
         self.lines = [first]
         self.vscode = opener is not None and opener.re is VSCODE_OPENER
+        self.terminate = opener is not None and opener.re is TERMINATE_OPENER
         if first.endswith("Traceback (most recent call last):"):
             self.embedded_depth = 1  # torch 0.4's worker re-raise: "IndexError: Traceback (most ...", frames, error
         self.in_traceback, self.frames = False, []

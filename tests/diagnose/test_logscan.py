@@ -420,3 +420,29 @@ def test_a_comfyui_node_named_in_a_log_goes_to_the_next_error_only():
            "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!\n")
     first, second = explain_stream(io.StringIO(log))
     assert first.facts["comfyui_node"] == "KSampler" and "comfyui_node" not in second.facts
+
+
+def test_an_uncaught_cpp_exception_keeps_the_type_terminate_named_with_its_what():
+    # The two middle lines are verbatim from https://github.com/ultralytics/yolov5/issues/9087 (round 6).
+    log = ("frame #6: clone + 0x43 (0x7f35872f2353 in /lib/x86_64-linux-gnu/libc.so.6)\n\n"
+           "terminate called after throwing an instance of 'c10::CUDAError'\n"
+           "  what():  CUDA error: the launch timed out and was terminated\n"
+           "Aborted (core dumped)\n")
+    found = [d for d in explain_stream(io.StringIO(log)) if d.rule is not None]
+    assert [d.rule for d in found] == ["device.cuda_runtime_error"]
+    assert "c10::CUDAError" in found[0].summary and "cudaErrorLaunchTimeout" in found[0].summary
+
+
+def test_a_code_block_opened_and_closed_on_one_line_keeps_its_inline_code():
+    text = _corpus_message("https://github.com/deepspeedai/DeepSpeed/issues/6723", "devmem.yaml")
+    found = [d for d in explain_stream(io.StringIO(text)) if d.rule is not None]
+    assert found[0].rule == "device.cublas_status"
+    said = found[0].title + found[0].summary
+    assert "cublasGemmStridedBatchedEx" in said and "CUDA_R_16BF" in said
+
+
+def test_cudnn_repro_script_and_parameters_after_blank_lines_stay_in_the_message():
+    text = _corpus_message("https://github.com/SuhyeonHa/CDTNet-PyTorch/issues/6", "devmem.yaml")
+    found = [d for d in explain_stream(io.StringIO(text)) if d.rule is not None]
+    assert [d.rule for d in found] == ["device.cudnn_status"]
+    assert "[1, 39, 1024, 1024]" in found[0].summary and "CUDNN_DATA_FLOAT" in found[0].summary
