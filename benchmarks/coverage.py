@@ -41,6 +41,7 @@ RECORD = Path(__file__).resolve().parent / "coverage.json"
 OUTCOMES = ("explained", "partial", "wrong", "unexplained")
 INTEGER_RE = re.compile(r"\d+")
 DECIMAL_RE = re.compile(r"\d+\.\d+")
+GLUED_RE = re.compile(r"([A-Za-z]+)(\d+)")
 
 
 @dataclass
@@ -102,7 +103,11 @@ def _flatten(text: str) -> str:
 
 def value_named(value: str, said: str) -> bool:
     """A size is named when its numbers appear in order (`3 x 3` is `(3, 3)`); a lone decimal when a stated
-    number rounds to it (`372.5` for `372.53`); other values as text."""
+    number rounds to it (`372.5` for `372.53`); a word glued to its number as either (`rank5`, `rank 5`);
+    other values as text."""
+    glued = GLUED_RE.fullmatch(value.strip())
+    if glued and value_named(f"{glued.group(1)} {glued.group(2)}", said):
+        return True
     if DECIMAL_RE.fullmatch(value.strip()):
         places = len(value.strip().split(".")[1])
         return any(round(float(n), places) == float(value) for n in DECIMAL_RE.findall(said))
@@ -115,7 +120,10 @@ def value_named(value: str, said: str) -> bool:
 
 
 def what_was_said(diagnosis) -> str:
-    """Everything the text output shows: title, summary, the 'at' / 'raised in' lines, culprits, fixes."""
+    """Everything the text output shows: the ranks it was seen on, title, summary, the 'at' / 'raised in'
+    lines, culprits, fixes."""
+    from explainer.cli.explain import ranks_note
+
     culprits = " ".join(json.dumps(c, ensure_ascii=False) for c in diagnosis.culprits)
     places = [diagnosis.location.to_dict()] if diagnosis.location else []
     from explainer.diagnose.render import FRAME_FACTS
@@ -123,7 +131,8 @@ def what_was_said(diagnosis) -> str:
     places += [diagnosis.facts[k] for k, _ in FRAME_FACTS if isinstance(diagnosis.facts.get(k), dict)]
     where = " ".join(f"{p['file']}:{p['line']} in {p.get('function', '')} {p['code']}" for p in places)
     node = f"in ComfyUI node {diagnosis.facts['comfyui_node']}" if diagnosis.facts.get("comfyui_node") else ""
-    return " ".join([diagnosis.title, diagnosis.summary, where, node, *diagnosis.fixes, culprits])
+    return " ".join([ranks_note(diagnosis), diagnosis.title, diagnosis.summary, where, node, *diagnosis.fixes,
+                     culprits])
 
 
 def judge(entry: Entry) -> Result:

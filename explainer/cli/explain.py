@@ -212,10 +212,10 @@ def _merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:
 def _text_block(name: str, diagnosis: Diagnosis, colour: bool) -> str:
     line = diagnosis.facts.get("input_line")
     where = f"{name}:{line}" if line else name
-    return f"== {where}{_ranks_note(diagnosis)}\n{render_text(diagnosis, colour=colour)}\n"
+    return f"== {where}{ranks_note(diagnosis)}\n{render_text(diagnosis, colour=colour)}\n"
 
 
-def _ranks_note(diagnosis: Diagnosis) -> str:
+def ranks_note(diagnosis: Diagnosis) -> str:
     """'  ranks 0, 1; root cause: rank 1 failed first', or what this is a consequence of."""
     facts = diagnosis.facts
     ranks = facts.get("ranks") or []

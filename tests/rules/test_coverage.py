@@ -91,3 +91,9 @@ def test_negative_controls_get_no_diagnosis(results):
                if r.entry.negative and not r.entry.held_out and r.rule is not None
                and TEXT_SHARED_WITH_PYTORCH.get(r.entry.where) != r.rule]
     assert not claimed, "rules claimed messages that are not PyTorch failures:\n" + "\n".join(claimed)
+
+
+def test_a_word_glued_to_its_number_is_named_either_way():
+    assert coverage.value_named("rank5", "== -:1  (rank 5; root cause: rank 5 failed first)")
+    assert coverage.value_named("rank5", "[rank5] timed out")
+    assert not coverage.value_named("rank5", "(rank 15)") and not coverage.value_named("rank5", "rank 6")
