@@ -227,6 +227,10 @@ def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseExce
         facts.update(evidence.facts)
         culprits = evidence.culprits
         location = evidence.location or location
+    if exc is not None and not culprits:
+        evidence, more = _failing_line_operands(exc, records, facts)
+        facts.update({k: v for k, v in evidence.facts.items() if k not in facts})
+        culprits, problems = evidence.culprits, problems + more
     source = torch_source(text)
     if source is not None:
         facts.setdefault("torch_source", source)
@@ -246,6 +250,14 @@ def render_fixes(fixes: list[tuple[str, ...]], context: dict[str, Any]) -> list[
         if fix and fix not in rendered:
             rendered.append(fix)
     return rendered
+
+
+def _failing_line_operands(exc: BaseException, records: list[FrameRecord],
+                           facts: dict[str, Any]) -> tuple[Evidence, list[str]]:
+    """When the rule's own probes named no culprit: the tensors the user's failing line works on."""
+    from explainer.probes.ops import call  # noqa: F401  (registers call_operands)
+
+    return _run_probes(["call_operands"], exc, records, facts)
 
 
 def _run_probes(names: list[str], exc: BaseException | None, records: list[FrameRecord],

@@ -57,3 +57,10 @@ def test_a_pytorch_error_from_an_environment_named_tensorflow_is_still_pytorch()
                "line 99, in backward\n"
                "RuntimeError: element 0 of tensors does not require grad and does not have a grad_fn")
     assert explainer.explain_text(message).rule == "autograd.no_grad_fn"
+
+
+def test_a_rule_without_probes_still_names_the_tensors_of_the_failing_line():
+    # numerics.bernoulli_probability reads no live state itself: the operands come from the failing line.
+    diagnosis = explainer.explain(raise_fixture("fixtures/numerics/bernoulli_probability.py"))
+    assert diagnosis.rule == "numerics.bernoulli_probability"
+    assert [(c["name"], c["shape"], c["dtype"]) for c in diagnosis.culprits] == [("probs", [3], "float32")]
