@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from explainer._config import runbook_url
 from explainer._diagnosis import Diagnosis, Location
 from .exctext import ExceptionTexts
+from .textframes import with_failed_assert
 from explainer._inspect import FrameRecord, user_location, walk_traceback
 from explainer.probes import PROBES, Evidence, ProbeContext
 from explainer.rules.base import Match, RuleBase, default_rulebase
@@ -64,8 +65,8 @@ def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: Ru
     text_of = ExceptionTexts(chain, printed)
     child = child_process_location(chain)
     for candidate in chain:
-        text = text_of(candidate)
         records = outer_records if candidate is exc else walk_traceback(candidate.__traceback__)
+        text = with_failed_assert(text_of(candidate), records[-1].code if records else "")
         embedded = _split_embedded(text)
         if embedded is not None:
             diagnosis = _explain_embedded(embedded, text, rulebase, fallback=user_location(records),

@@ -16,7 +16,7 @@ from .logpatterns import (REPRO_PART_RE, TERMINATE_OPENER, WHAT_RE, AFTER_BLANK_
                            EMBEDDED_RE, EXCEPTION_RE, INLINE_CODE_RE, PREFIX_RES, RANK_RE, TRACEBACK_RE, TRIGGER_RE,
                            VSCODE_OPENER, marker_match, node_named, opener_match)
 from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, RAISE_RE, WRAP_WIDTH, Frame, frame_match,
-                          frames_below, frames_location)
+                          frames_below, frames_location, with_failed_assert)
 
 MAX_MESSAGE_LINES = 80
 MAX_MESSAGE_CHARS = 100_000
@@ -127,6 +127,8 @@ class _Stream:
                 lines, below = frames_below(lines)
                 done.frames = done.frames or below
             done.text = "\n".join(lines).rstrip()[:MAX_MESSAGE_CHARS]
+            if done.frames:
+                done.text = with_failed_assert(done.text, done.frames[-1].code)
         self.current, self.lines, self.embedded_depth, self.blank_lines, self.fence = None, [], 0, 0, ""
         return done
 

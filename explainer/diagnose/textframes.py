@@ -100,3 +100,10 @@ def frames_below(lines: list[str]) -> tuple[list[str], list[Frame]]:
         elif frames and not frames[-1].code and line.strip():
             frames[-1].code = line.strip()
     return lines[:start], frames[::-1]
+
+
+def with_failed_assert(text: str, code: str) -> str:
+    """A bare 'AssertionError' says nothing: the assert statement that failed (its frame's line) does."""
+    if text.strip() in ("AssertionError", "AssertionError:") and code.lstrip().startswith("assert "):
+        return f"AssertionError\n{code.strip()}"
+    return text

@@ -64,3 +64,17 @@ def test_a_rule_without_probes_still_names_the_tensors_of_the_failing_line():
     diagnosis = explainer.explain(raise_fixture("fixtures/numerics/bernoulli_probability.py"))
     assert diagnosis.rule == "numerics.bernoulli_probability"
     assert [(c["name"], c["shape"], c["dtype"]) for c in diagnosis.culprits] == [("probs", [3], "float32")]
+
+
+def test_a_live_bare_assertion_is_matched_with_the_statement_that_failed(tmp_path):
+    # fairscale's FSDP asserts `self.has_full_params` with no message; the statement is all there is to match.
+    script = tmp_path / "sharded.py"
+    script.write_text("class Shard:\n    has_full_params = False\n\n    def forward(self):\n"
+                      "        assert self.has_full_params\n\n\nShard().forward()\n", encoding="utf-8")
+    import runpy
+
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    except AssertionError as exc:
+        diagnosis = explainer.explain(exc)
+    assert diagnosis.rule == "distributed.fsdp_full_params_missing"

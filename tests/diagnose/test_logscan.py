@@ -446,3 +446,9 @@ def test_cudnn_repro_script_and_parameters_after_blank_lines_stay_in_the_message
     found = [d for d in explain_stream(io.StringIO(text)) if d.rule is not None]
     assert [d.rule for d in found] == ["device.cudnn_status"]
     assert "[1, 39, 1024, 1024]" in found[0].summary and "CUDNN_DATA_FLOAT" in found[0].summary
+
+
+def test_a_bare_assertion_error_carries_the_assert_statement_that_failed():
+    text = _corpus_message("https://github.com/pytorch/torchdynamo/issues/1798", "modern.yaml")
+    found = list(scan(io.StringIO(text)))
+    assert found[-1].text == "AssertionError\nassert not any(isinstance(x, TensorBox) for x in kwargs.values())"
