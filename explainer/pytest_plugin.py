@@ -18,8 +18,8 @@ import pytest
 
 def assert_overfits(model: Any, batch: Any, loss_fn: Any, **options: Any):
     """Run the check; on failure, fail the test with the diagnosis (summary, causes, fixes, curve)."""
-    from .signals.overfit import overfit_one_batch
     from .diagnose.render import render_text
+    from .signals.overfit import overfit_one_batch
 
     diagnosis = overfit_one_batch(model, batch, loss_fn, **options)
     if not diagnosis.facts["passed"]:

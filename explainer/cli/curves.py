@@ -18,9 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explainer.signals.curves import CurveFileError, classify, load_history, plot
     from explainer.diagnose.explain import diagnose_signal
     from explainer.diagnose.render import choose_format
+    from explainer.signals.curves import CurveFileError, classify, load_history, plot
 
     fmt = choose_format(args.format)
     try:

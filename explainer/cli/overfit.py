@@ -26,8 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explainer.signals.overfit import overfit_one_batch
     from explainer.diagnose.render import choose_format
+    from explainer.signals.overfit import overfit_one_batch
 
     fmt = choose_format(args.format)
     module_name, _, attribute = args.target.partition(":")

@@ -117,14 +117,16 @@ def _report(findings, subjects: int, what: str) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    from explainer.rules.check import load_scope, run_check as check
+    from explainer.rules.check import load_scope
+    from explainer.rules.check import run_check as check
 
     scope = load_scope(args.paths)
     return _report(check(scope), len(scope.subjects), "check")
 
 
 def run_test(args: argparse.Namespace) -> int:
-    from explainer.rules.check import Finding, load_scope, run_test as test
+    from explainer.rules.check import Finding, load_scope
+    from explainer.rules.check import run_test as test
 
     scope = load_scope(args.paths)
     findings = test(scope)
@@ -136,8 +138,10 @@ def run_test(args: argparse.Namespace) -> int:
 
 
 def run_new(args: argparse.Namespace) -> int:
+    from explainer.rules.check import load_scope
+    from explainer.rules.check import run_check as check
+    from explainer.rules.check import run_test as test
     from explainer.rules.packs import discover_packs
-    from explainer.rules.check import load_scope, run_check as check, run_test as test
     from explainer.rules.scaffold import ScaffoldError, scaffold
 
     packs = discover_packs()[0] if args.dir is None else []

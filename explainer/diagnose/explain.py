@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from explainer._config import runbook_url
 from explainer._diagnosis import Diagnosis, Location
-from .exctext import ExceptionTexts
-from .textframes import with_failed_assert
 from explainer._inspect import FrameRecord, user_location, walk_traceback
 from explainer.probes import PROBES, Evidence, ProbeContext
 from explainer.rules.base import Match, RuleBase, default_rulebase
 from explainer.rules.templates import render_first
+
+from .exctext import ExceptionTexts
+from .textframes import with_failed_assert
 
 if TYPE_CHECKING:
     from .logscan import FoundError

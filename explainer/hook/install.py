@@ -103,8 +103,9 @@ def _rank_facts() -> dict[str, Any] | None:
 
 def _record_for_elastic(diagnosis, printed: str | None) -> str:
     """Put the diagnosis into the elastic error file; what to add to our output if that failed."""
-    from .elastic import record_diagnosis
     from explainer.diagnose.render import render_text
+
+    from .elastic import record_diagnosis
 
     try:
         record_diagnosis(diagnosis, render_text(diagnosis, colour=False), printed)

@@ -14,10 +14,10 @@ from typing import Iterable
 import yaml
 
 from explainer._errors import RuleError
-from .packs import PACK_FILE, Pack, discover_packs, display_path
+
 from .base import MATCH_TIMEOUT_S, RuleBase, build_rulebase, match_rule
-from .rule import (FRONT_MATTER_RE, ID_RE, Example, Rule, _display,
-                     parse_yaml_with_lines, builtin_rules_dir, rule_files)
+from .packs import PACK_FILE, Pack, discover_packs, display_path
+from .rule import FRONT_MATTER_RE, ID_RE, Example, Rule, _display, builtin_rules_dir, parse_yaml_with_lines, rule_files
 
 
 @dataclass

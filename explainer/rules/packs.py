@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from explainer._diagnosis import CATEGORIES
 from explainer._errors import RuleError
+
 from .rule import parse_yaml_with_lines
 
 PACK_FILE = "pack.yaml"

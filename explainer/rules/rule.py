@@ -8,10 +8,11 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from explainer._cache import NO_CACHE, RuleCache
 from explainer._diagnosis import CATEGORIES
 from explainer._errors import RuleError
+
 from .prefilter import IGNORE_CASE, required_runs, text_may_match  # noqa: F401 (this module's API too)
-from explainer._cache import NO_CACHE, RuleCache
 from .templates import TemplateProblem, template_fields
 
 ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")

@@ -12,6 +12,7 @@ import yaml
 
 from explainer._diagnosis import CATEGORIES
 from explainer._errors import RuleError
+
 from .packs import PACK_FILE, RESERVED_PREFIXES, Pack, display_path, read_pack
 from .rule import ID_RE
 

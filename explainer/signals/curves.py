@@ -9,9 +9,9 @@ logging may be irregular; every position reported is a logged step.
 
 from __future__ import annotations
 
+import bisect
 import csv
 import json
-import bisect
 import math
 import statistics
 from dataclasses import dataclass, field

@@ -21,10 +21,11 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from .curves import History, _sig, classify
 from explainer._diagnosis import Diagnosis
-from .gradnorms import LayerGroups, StepFigures
+
+from .curves import History, _sig, classify
 from .explosion import EXPLODE_SINCE_FACTOR, NORM_WINDOW, ExplosionChecks, _healthy, _lr
+from .gradnorms import LayerGroups, StepFigures
 from .monitor_log import FigureLog
 
 if TYPE_CHECKING:

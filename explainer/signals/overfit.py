@@ -13,9 +13,10 @@ import copy
 import math
 from typing import TYPE_CHECKING, Any, Callable
 
-from .curves import _sig
 from explainer._diagnosis import Diagnosis
 from explainer._inspect import format_shape
+
+from .curves import _sig
 
 if TYPE_CHECKING:
     import torch

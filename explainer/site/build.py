@@ -20,7 +20,6 @@ from explainer.rules.rule import GUIDES_DIR, builtin_rules_dir
 
 from .pages import DEFAULT_OUT, DEFAULT_WORK, EXAMPLE_PACK, SITE_DIR, SiteError, SiteGenerator, load_guides
 
-
 # --- figures: curves of real training runs ---
 
 FIGURES = {
@@ -73,8 +72,8 @@ class BuildResult:
 def site_rulebase() -> RuleBase:
     """What the site shows: the rules in force here (built-in and every discovered team pack) and the
     example team pack this repository ships, so that readers see a complete pack on the site."""
-    from explainer.rules.packs import discover_packs
     from explainer.probes import load_builtin_probes
+    from explainer.rules.packs import discover_packs
 
     extra = [(EXAMPLE_PACK, "the example pack in fixtures/team_pack")] if EXAMPLE_PACK.is_dir() else None
     packs, problems = discover_packs(extra=extra)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explainer._inspect import FrameRecord, is_tensor, resolve
+
 from .operands import shape_of, user_node
 
 _SAME_SHAPE = frozenset({"float", "double", "half", "bfloat16", "long", "int", "bool", "to", "cpu", "cuda",

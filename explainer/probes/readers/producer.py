@@ -14,8 +14,18 @@ import math
 from functools import lru_cache
 from typing import Any
 
-from explainer._inspect import FrameRecord, child_modules, describe_module, is_module, module_frames, name_module, resolve, safe_getattr
+from explainer._inspect import (
+    FrameRecord,
+    child_modules,
+    describe_module,
+    is_module,
+    module_frames,
+    name_module,
+    resolve,
+    safe_getattr,
+)
 from explainer.probes import ProbeContext
+
 from .operands import user_node
 
 # torch.nn submodules whose layers keep dimension 1 (channels) or the last dimension (features) unchanged.

@@ -10,10 +10,19 @@ import re
 from collections import OrderedDict
 from typing import Any
 
-from explainer._inspect import (MISSING, describe_module, describe_tensor, format_shape, is_module, is_tensor,
-                        resolve_text, safe_getattr)
+from explainer._inspect import (
+    MISSING,
+    describe_module,
+    describe_tensor,
+    format_shape,
+    is_module,
+    is_tensor,
+    resolve_text,
+    safe_getattr,
+)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import MAX_LISTED, compact, ints_in, submodule, user_expression
+
 from .data import _locals, _message, _shown, _user_call
 
 STATE_DICT_KEYS_RE = r'(Missing|Unexpected) key\(s\) in state_dict: ((?:"[^"]*"(?:, )?)+)'

@@ -8,6 +8,7 @@ from typing import Any
 from explainer._inspect import describe_module, find_local_instance, is_module, module_repr, safe_getattr
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import submodule
+
 from .data import named_parameters
 
 LAUNCH_VARS = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
