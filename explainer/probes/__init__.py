@@ -25,23 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .._diagnosis import Location
-from .._inspect import (
-    MISSING,
-    FrameRecord,
-    describe_module,
-    describe_tensor,
-    failing_expression,
-    format_shape,
-    innermost_user_frame,
-    is_module,
-    is_tensor,
-    module_frames,
-    module_repr,
-    name_module,
-    safe_getattr,
-    tensor_facts,
-    user_frames,
-)
+from .._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, failing_expression, format_shape,
+                        innermost_user_frame, is_module, is_tensor, module_frames, module_repr, name_module,
+                        safe_getattr, tensor_facts, user_frames)
 
 
 @dataclass

@@ -10,30 +10,14 @@ from importlib import import_module
 from pathlib import Path
 from typing import Any
 
-from explainer._cache import (
-    NO_CACHE,
-    cache_file,
-    folder_index_path,
-    load_index,
-    load_marshal,
-    open_cache,
-    save_index,
-    save_marshal,
-)
+from explainer._cache import (NO_CACHE, cache_file, folder_index_path, load_index, load_marshal, open_cache, save_index,
+                              save_marshal)
 from explainer._errors import RuleError
 from explainer._gc import paused_gc
 
 from .packs import Pack, discover_packs, display_path
-from .rule import (
-    DATA_FIELDS,
-    Rule,
-    builtin_rules_dir,
-    load_rule_file,
-    rule_file_names,
-    rule_from_data,
-    rule_to_data,
-    text_may_match,
-)
+from .rule import (DATA_FIELDS, Rule, builtin_rules_dir, load_rule_file, rule_file_names, rule_from_data, rule_to_data,
+                   text_may_match)
 
 MATCH_TIMEOUT_S = 0.1
 MAX_MATCH_CHARS = 100_000

@@ -4,28 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from explainer._inspect import (
-    MISSING,
-    FrameRecord,
-    describe_module,
-    describe_tensor,
-    format_shape,
-    innermost_user_frame,
-    is_tensor,
-    module_frames,
-    safe_getattr,
-)
+from explainer._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, format_shape,
+                                innermost_user_frame, is_tensor, module_frames, safe_getattr)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.derived import call_arguments
-from explainer.probes.readers.operands import (
-    failing_layer,
-    frame_tensor,
-    ints_in,
-    layout_text,
-    module_label,
-    name_of,
-    shape_of,
-)
+from explainer.probes.readers.operands import (failing_layer, frame_tensor, ints_in, layout_text, module_label, name_of,
+                                               shape_of)
 
 _TRANSFORMER_LAYERS = ("TransformerEncoderLayer", "TransformerDecoderLayer")
 

@@ -8,16 +8,8 @@ from typing import Any
 from explainer._inspect import MISSING, describe_tensor, format_shape, innermost_user_frame, is_tensor, safe_getattr
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.derived import call_arguments, pick
-from explainer.probes.readers.operands import (
-    compact,
-    failing_layer,
-    frame_tensor,
-    ints_in,
-    module_and_input,
-    name_of,
-    shape_of,
-    user_expression,
-)
+from explainer.probes.readers.operands import (compact, failing_layer, frame_tensor, ints_in, module_and_input, name_of,
+                                               shape_of, user_expression)
 from explainer.probes.readers.producer import add_producer
 
 

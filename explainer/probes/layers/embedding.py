@@ -5,29 +5,11 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from explainer._inspect import (
-    MISSING,
-    describe_module,
-    describe_tensor,
-    format_shape,
-    innermost_user_frame,
-    is_tensor,
-    resolve,
-    safe_getattr,
-)
+from explainer._inspect import (MISSING, describe_module, describe_tensor, format_shape, innermost_user_frame,
+                                is_tensor, resolve, safe_getattr)
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import (
-    call_operands,
-    failing_module,
-    frame_tensor,
-    literal_int,
-    module_label,
-    name_of,
-    parse_expression,
-    shape_of,
-    user_expression,
-    user_node,
-)
+from explainer.probes.readers.operands import (call_operands, failing_module, frame_tensor, literal_int, module_label,
+                                               name_of, parse_expression, shape_of, user_expression, user_node)
 
 MAX_INDEX_ELEMENTS = 10_000_000
 

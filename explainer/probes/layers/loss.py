@@ -8,15 +8,8 @@ from typing import Any
 
 from explainer._inspect import MISSING, describe_module, describe_tensor, format_shape, is_tensor, tensor_facts
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import (
-    failing_module,
-    frame_tensor,
-    join_dims,
-    module_label,
-    name_of,
-    shape_of,
-    user_expression,
-)
+from explainer.probes.readers.operands import (failing_module, frame_tensor, join_dims, module_label, name_of, shape_of,
+                                               user_expression)
 
 
 @probe("loss_operands", provides=(

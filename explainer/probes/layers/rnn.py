@@ -4,27 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from explainer._inspect import (
-    MISSING,
-    describe_module,
-    describe_tensor,
-    format_shape,
-    is_tensor,
-    module_frames,
-    module_repr,
-    safe_getattr,
-)
+from explainer._inspect import (MISSING, describe_module, describe_tensor, format_shape, is_tensor, module_frames,
+                                module_repr, safe_getattr)
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import (
-    failing_layer,
-    frame_tensor,
-    ints_in,
-    layout_text,
-    module_label,
-    name_of,
-    shape_of,
-    user_expression,
-)
+from explainer.probes.readers.operands import (failing_layer, frame_tensor, ints_in, layout_text, module_label, name_of,
+                                               shape_of, user_expression)
 
 
 @probe("rnn_input", provides=(

@@ -5,18 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from explainer._inspect import (
-    MISSING,
-    describe_module,
-    describe_tensor,
-    failing_expression,
-    format_shape,
-    innermost_user_frame,
-    is_tensor,
-    module_repr,
-    name_module,
-    safe_getattr,
-)
+from explainer._inspect import (MISSING, describe_module, describe_tensor, failing_expression, format_shape,
+                                innermost_user_frame, is_tensor, module_repr, name_module, safe_getattr)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.derived import tensor_arguments
 from explainer.probes.readers.operands import call_operands, failing_module, shape_of, user_expression

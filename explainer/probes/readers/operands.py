@@ -7,25 +7,9 @@ import ast
 import re
 from typing import Any
 
-from explainer._inspect import (
-    MISSING,
-    FrameRecord,
-    Operand,
-    child_modules,
-    describe_module,
-    describe_tensor,
-    failing_expression,
-    format_shape,
-    innermost_user_frame,
-    is_tensor,
-    module_frames,
-    module_repr,
-    name_module,
-    resolve,
-    resolve_text,
-    tensor_facts,
-    user_frames,
-)
+from explainer._inspect import (MISSING, FrameRecord, Operand, child_modules, describe_module, describe_tensor,
+                                failing_expression, format_shape, innermost_user_frame, is_tensor, module_frames,
+                                module_repr, name_module, resolve, resolve_text, tensor_facts, user_frames)
 from explainer.probes import ProbeContext
 
 MAX_LISTED = 20  # culprits and list entries shown at most

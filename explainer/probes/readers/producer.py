@@ -14,16 +14,8 @@ import math
 from functools import lru_cache
 from typing import Any
 
-from explainer._inspect import (
-    FrameRecord,
-    child_modules,
-    describe_module,
-    is_module,
-    module_frames,
-    name_module,
-    resolve,
-    safe_getattr,
-)
+from explainer._inspect import (FrameRecord, child_modules, describe_module, is_module, module_frames, name_module,
+                                resolve, safe_getattr)
 from explainer.probes import ProbeContext
 
 from .operands import user_node

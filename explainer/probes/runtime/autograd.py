@@ -13,19 +13,8 @@ import re
 import sys
 from typing import Any
 
-from explainer._inspect import (
-    MISSING,
-    FrameRecord,
-    describe_module,
-    describe_tensor,
-    format_shape,
-    innermost_user_frame,
-    is_module,
-    is_tensor,
-    module_repr,
-    resolve,
-    user_frames,
-)
+from explainer._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, format_shape,
+                                innermost_user_frame, is_module, is_tensor, module_repr, resolve, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.reach import MAX_ITEMS, Budget, walk_reachable
 

@@ -10,16 +10,8 @@ import re
 from collections import OrderedDict
 from typing import Any
 
-from explainer._inspect import (
-    MISSING,
-    describe_module,
-    describe_tensor,
-    format_shape,
-    is_module,
-    is_tensor,
-    resolve_text,
-    safe_getattr,
-)
+from explainer._inspect import (MISSING, describe_module, describe_tensor, format_shape, is_module, is_tensor,
+                                resolve_text, safe_getattr)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import MAX_LISTED, compact, ints_in, submodule, user_expression
 

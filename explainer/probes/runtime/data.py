@@ -7,24 +7,9 @@ import sys
 import types
 from typing import Any, Iterator
 
-from explainer._inspect import (
-    MISSING,
-    FrameRecord,
-    child_modules,
-    describe_module,
-    describe_tensor,
-    failing_expression,
-    find_local_instance,
-    format_shape,
-    innermost_user_frame,
-    is_module,
-    is_tensor,
-    module_frames,
-    module_repr,
-    name_module,
-    resolve_text,
-    safe_getattr,
-)
+from explainer._inspect import (MISSING, FrameRecord, child_modules, describe_module, describe_tensor,
+                                failing_expression, find_local_instance, format_shape, innermost_user_frame, is_module,
+                                is_tensor, module_frames, module_repr, name_module, resolve_text, safe_getattr)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import submodule
 

@@ -12,22 +12,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from explainer._inspect import (
-    MISSING,
-    FrameRecord,
-    child_modules,
-    describe_tensor,
-    failing_expression,
-    innermost_user_frame,
-    is_module,
-    is_tensor,
-    module_frames,
-    module_roots,
-    name_module,
-    resolve,
-    resolve_text,
-    user_frames,
-)
+from explainer._inspect import (MISSING, FrameRecord, child_modules, describe_tensor, failing_expression,
+                                innermost_user_frame, is_module, is_tensor, module_frames, module_roots, name_module,
+                                resolve, resolve_text, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
 
 MAX_TENSORS = 400  # per module walk: enough for any layer, bounded for a large model

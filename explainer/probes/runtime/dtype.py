@@ -9,20 +9,8 @@ import sys
 from collections import Counter
 from typing import Any
 
-from explainer._inspect import (
-    MISSING,
-    FrameRecord,
-    describe_tensor,
-    dtype_name,
-    format_shape,
-    innermost_user_frame,
-    is_module,
-    is_tensor,
-    name_module,
-    resolve,
-    safe_getattr,
-    user_frames,
-)
+from explainer._inspect import (MISSING, FrameRecord, describe_tensor, dtype_name, format_shape, innermost_user_frame,
+                                is_module, is_tensor, name_module, resolve, safe_getattr, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
 
 from .device import assignment, gather, local_name, outermost_binding

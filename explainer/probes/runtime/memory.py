@@ -17,19 +17,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-from explainer._inspect import (
-    MISSING,
-    FrameRecord,
-    describe_tensor,
-    failing_expression,
-    format_shape,
-    innermost_user_frame,
-    is_module,
-    is_tensor,
-    resolve,
-    safe_getattr,
-    user_frames,
-)
+from explainer._inspect import (MISSING, FrameRecord, describe_tensor, failing_expression, format_shape,
+                                innermost_user_frame, is_module, is_tensor, resolve, safe_getattr, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.reach import MAX_ITEMS, Budget, walk_reachable
 
