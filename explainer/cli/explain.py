@@ -21,6 +21,8 @@ BLOCK_CHARS = 1 << 18
 # A rule tagged so in runbooks/ explains what a rank reports when another rank failed first (a
 # collective timeout, a closed Gloo connection, the launcher's summary and its SIGTERMs).
 CONSEQUENCE_TAG = "consequence"
+LAUNCHER_TAG = "elastic"  # with CONSEQUENCE_TAG: what torchrun's agent prints about its workers
+MAX_REPORT_CHARS = 200
 FIRST_RANK = "_first_rank"  # the rank that printed an error first; dropped before output
 
 
@@ -174,13 +176,34 @@ def link_root_cause(diagnoses: list[Diagnosis]) -> None:
                                                      "input_line": root.facts.get("input_line")}
     for diagnosis in diagnoses:
         diagnosis.facts.pop(FIRST_RANK, None)
+    _link_launcher_reports(diagnoses)
+
+
+def _link_launcher_reports(diagnoses: list[Diagnosis]) -> None:
+    """torchrun's agent reports a worker's death ('failed (exitcode: -6) local_rank: 1') after the worker's
+    own error: without rank prefixes to go by, the error just before it in the log is the one it reports."""
+    cause = None
+    for diagnosis in diagnoses:
+        if diagnosis.rule is None:
+            continue
+        tags = _tags(diagnosis)
+        if LAUNCHER_TAG not in tags or CONSEQUENCE_TAG not in tags:
+            cause = diagnosis
+        elif cause is not None and "consequence_of" not in diagnosis.facts:
+            diagnosis.facts["consequence_of"] = {"rank": None, "rule": cause.rule,
+                                                 "input_line": cause.facts.get("input_line")}
+            cause.facts.setdefault("launcher_report", diagnosis.error.splitlines()[0][:MAX_REPORT_CHARS])
 
 
 def _is_consequence(diagnosis: Diagnosis) -> bool:
+    return CONSEQUENCE_TAG in _tags(diagnosis)
+
+
+def _tags(diagnosis: Diagnosis) -> tuple[str, ...]:
     from explainer.rules.base import default_rulebase
 
     rule = default_rulebase().by_id.get(diagnosis.rule) if diagnosis.rule else None
-    return rule is not None and CONSEQUENCE_TAG in rule.tags
+    return tuple(rule.tags) if rule is not None else ()
 
 
 def _note_raising_frame(diagnosis: Diagnosis, found) -> None:
@@ -227,6 +250,9 @@ def ranks_note(diagnosis: Diagnosis) -> str:
         parts.append(f"root cause: rank {facts['root_cause_rank']} failed first")
     cause = facts.get("consequence_of")
     if isinstance(cause, dict):
-        parts.append(f"consequence of rank {cause.get('rank')}'s failure ({cause.get('rule') or 'unexplained'}"
+        whose = f"rank {cause.get('rank')}'s failure" if cause.get("rank") is not None else "the failure"
+        parts.append(f"consequence of {whose} ({cause.get('rule') or 'unexplained'}"
                      f" at line {cause.get('input_line')}), not a separate cause")
+    if facts.get("launcher_report"):
+        parts.append(f"torchrun then reported: {facts['launcher_report']}")
     return "  (" + "; ".join(parts) + ")" if parts else ""

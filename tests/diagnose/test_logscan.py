@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from explainer.cli.explain import explain_stream
+from explainer.cli.explain import explain_stream, ranks_note
 from explainer.diagnose.explain import exception_text
 from explainer.diagnose.logscan import dedupe_key, scan
 from explainer.diagnose.render import render_text
@@ -452,3 +452,11 @@ def test_a_bare_assertion_error_carries_the_assert_statement_that_failed():
     text = _corpus_message("https://github.com/pytorch/torchdynamo/issues/1798", "modern.yaml")
     found = list(scan(io.StringIO(text)))
     assert found[-1].text == "AssertionError\nassert not any(isinstance(x, TensorBox) for x in kwargs.values())"
+
+
+def test_torchruns_report_of_a_dead_worker_is_linked_to_the_error_before_it():
+    text = _corpus_message("https://github.com/NVIDIA/nccl/issues/1438", "r5_b.yaml")
+    timeout, launcher = explain_stream(io.StringIO(text))
+    assert (timeout.rule, launcher.rule) == ("distributed.nccl_timeout", "distributed.child_failed")
+    assert "torchrun then reported: failed (exitcode: -6) local_rank: 1" in ranks_note(timeout)
+    assert "consequence of the failure (distributed.nccl_timeout" in ranks_note(launcher)
