@@ -133,12 +133,17 @@ def _reset_process_state() -> None:
 
         if dist.is_available() and dist.is_initialized():
             dist.destroy_process_group()
+    # Each script starts with torch's defaults: argument validation of distributions is on unless
+    # something in this process (torch.compile, a test) turned it off.
+    if "torch.distributions" in sys.modules:
+        sys.modules["torch.distributions"].Distribution.set_default_validate_args(__debug__)
 
 
 def raise_scenario(path: Path) -> BaseException | None:
     """Run the script as __main__ in this process; its exception, with the traceback (frames live)."""
     saved = sys.argv[:], sys.path[0], sys.excepthook, threading.excepthook
     sys.argv, sys.path[0] = [str(path)], str(path.parent)
+    _reset_process_state()
     try:
         runpy.run_path(str(path), run_name="__main__")
     except Exception as exc:  # noqa: BLE001 - the scenario's error is the point

@@ -105,7 +105,7 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
             continue
         if len(seen) >= MAX_DISTINCT:
             continue
-        diagnosis = explain_text(found.text, location=found.location())
+        diagnosis = explain_text(found.text, location=found.location(), frames=found.frames)
         if found.warning and diagnosis.rule is None:
             # Logs are full of harmless warnings: only the ones a rule explains are news.
             if len(unexplained_warnings) < MAX_DISTINCT:

@@ -17,13 +17,14 @@ from explainer.rules.base import Match, RuleBase, default_rulebase
 from explainer.rules.templates import render_first
 
 from .exctext import ExceptionTexts
-from .textframes import with_failed_assert
+from .textframes import Frame, library_tail, printed_frames, with_failed_assert
 
 if TYPE_CHECKING:
     from .logscan import FoundError
 
 PROBE_BUDGET_S = 2.0
 MAX_CHAIN = 20
+MAX_RAISING_FRAMES = 6
 EXCEPTION_GROUP = getattr(builtins, "BaseExceptionGroup", ())  # Python 3.11+
 
 
@@ -74,12 +75,33 @@ def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: Ru
                                           records=records, exc=candidate)
             if diagnosis is not None:
                 return diagnosis
-        found = rulebase.match(text)
+        found = _match_with_raising_frames(rulebase, text, records)
         if found is not None:
             diagnosis = _diagnose(found, text, records, candidate)
             return _in_child(diagnosis, child) if child is not None else diagnosis
     diagnosis = unknown(text_of(exc), user_location(outer_records))
     return _in_child(diagnosis, child) if child is not None else diagnosis
+
+
+def _match_with_raising_frames(rulebase: RuleBase, text: str, records: list[FrameRecord]) -> Match | None:
+    """The message, or the message under the library frames that raised it, as a pasted traceback shows them.
+
+    The frames win only for a more specific rule (a higher priority): that is how the default collate_fn's
+    failure beats the generic torch.stack rule in a live process, as it does in a pasted traceback.
+    """
+    plain = rulebase.match(text)
+    frames = _raising_frames_text(records)
+    return (rulebase.match_above(frames + text, plain) if frames else None) or plain
+
+
+def _raising_frames_text(records: list[FrameRecord]) -> str:
+    """The innermost library frames (below the user's last frame), printed the way Python prints them."""
+    tail: list[FrameRecord] = []
+    for record in reversed(records):
+        if record.is_user or len(tail) == MAX_RAISING_FRAMES:
+            break
+        tail.append(record)
+    return printed_frames([(r.filename, r.lineno, r.name, r.code) for r in reversed(tail)])
 
 
 def _split_embedded(text: str) -> tuple[str, FoundError] | None:
@@ -122,8 +144,9 @@ def _in_child(diagnosis: Diagnosis, child: Location) -> Diagnosis:
 
 
 def explain_text(text: str, *, location: Location | None = None, rulebase: RuleBase | None = None,
-                 extra_facts: dict[str, Any] | None = None) -> Diagnosis:
-    """Explain a message from its text alone (a pasted message, a line from a log)."""
+                 extra_facts: dict[str, Any] | None = None, frames: list[Frame] = ()) -> Diagnosis:
+    """Explain a message from its text alone (a pasted message, a line from a log); frames, the traceback
+    pasted above it, where the scanner read one."""
     rulebase = rulebase or default_rulebase()
     foreign = rulebase.foreign_match(text)
     if foreign is not None:
@@ -134,6 +157,10 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
         if diagnosis is not None:
             return diagnosis
     found = rulebase.match(text)
+    tail = library_tail(list(frames), MAX_RAISING_FRAMES)
+    if tail:
+        printed = printed_frames([(f.file, f.line, f.func, f.code) for f in tail])
+        found = rulebase.match_above(printed + text, found) or found
     if found is None:
         return unknown(text, location)
     return _diagnose(found, text, [], None, extra_facts=extra_facts, location=location)

@@ -80,6 +80,8 @@ AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceba
                             # torch.onnx.export's report: "## Exception summary", then "<class 'KeyError'>: ..."
                             r"## Exception summary|<class '[\w.]+'>: )")
 REPRO_PART_RE = re.compile(r"(import torch|ConvolutionParams|input: TensorDescriptor|output: TensorDescriptor|weight: FilterDescriptor)")
+# A file name that GitHub's markdown turned into a link, copied back as markdown: "[a.so](http://a.so/)".
+AUTOLINK_RE = re.compile(r"\[([^\]\s]+)\]\(https?://\1/?\)")
 CHAIN_RE = re.compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
 EMBEDDED_RE = re.compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent call last\):\s*\n(?P<rest>.*)\Z", re.S)
 WORKER_RE = re.compile(r"in DataLoader worker process (?P<worker>\d+)")

@@ -13,9 +13,10 @@ from typing import Iterable, Iterator
 
 from explainer._diagnosis import Location
 
-from .logpatterns import (AFTER_BLANK_RE, ANSI_RE, CHAIN_RE, CONTINUATION_PREFIXES, DEDUPE_RES, EMBEDDED_RE,
-                          EXCEPTION_RE, INLINE_CODE_RE, PREFIX_RES, RANK_RE, REPRO_PART_RE, TERMINATE_OPENER,
-                          TRACEBACK_RE, TRIGGER_RE, VSCODE_OPENER, WHAT_RE, marker_match, node_named, opener_match)
+from .logpatterns import (AFTER_BLANK_RE, ANSI_RE, AUTOLINK_RE, CHAIN_RE, CONTINUATION_PREFIXES, DEDUPE_RES,
+                          EMBEDDED_RE, EXCEPTION_RE, INLINE_CODE_RE, PREFIX_RES, RANK_RE, REPRO_PART_RE,
+                          TERMINATE_OPENER, TRACEBACK_RE, TRIGGER_RE, VSCODE_OPENER, WHAT_RE, marker_match,
+                          node_named, opener_match)
 from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, RAISE_RE, WRAP_WIDTH, Frame, frame_match,
                          frames_below, frames_location, with_failed_assert)
 
@@ -45,15 +46,12 @@ class FoundError:
         return frames_location(self.frames)
 
 
-def clean_line(line: str) -> tuple[str, int | None]:
-    """The line without ANSI colours and log prefixes, and the rank it was tagged with."""
-    line, rank, _ = clean_line_record(line)
-    return line, rank
-
-
 def clean_line_record(line: str) -> tuple[str, int | None, bool]:
-    """clean_line, and whether a timestamp or log-level prefix began a new log record there."""
+    """The line without ANSI colours and log prefixes, the rank it was tagged with, and whether a timestamp
+    or log-level prefix began a new log record there."""
     line = ANSI_RE.sub("", line.rstrip("\r\n"))[:MAX_LINE_CHARS]
+    if "](http" in line:
+        line = AUTOLINK_RE.sub(r"\1", line)
     new_record = False
     rank = None
     found = RANK_RE.match(line)
@@ -217,7 +215,10 @@ class _Stream:
     def _close_after_blank(self, seen: _Line) -> Iterator[FoundError]:
         if self.current is None or not self.blank_lines:
             return
-        if AFTER_BLANK_RE.match(seen.stripped) or (self._offers_repro() and REPRO_PART_RE.match(seen.stripped)):
+        # TorchScript's errors are 'RuntimeError: ', then the message after a blank line.
+        header_only = len(self.lines) == 1 and self.lines[0].rstrip().endswith(":")
+        repro = self._offers_repro() and REPRO_PART_RE.match(seen.stripped)
+        if AFTER_BLANK_RE.match(seen.stripped) or header_only or repro:
             self.lines.extend([""] * self.blank_lines)
         else:
             yield from self._finished()

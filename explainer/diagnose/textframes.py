@@ -39,6 +39,21 @@ class Frame:
     ipython: bool = False  # numbered context lines follow, and an arrow marks the failing one
 
 
+def printed_frames(frames: list[tuple[str, int, str, str]]) -> str:
+    """(file, line, function, code) frames as Python prints them in a traceback, for rules that read them."""
+    return "".join(f'  File "{file}", line {line}, in {function}\n    {code}\n' for file, line, function, code in frames)
+
+
+def library_tail(frames: list[Frame], limit: int) -> list[Frame]:
+    """The innermost frames below the user's last one (torch's and the libraries'), at most limit."""
+    tail: list[Frame] = []
+    for frame in reversed(frames):
+        if looks_like_user_path(frame.file) or len(tail) == limit:
+            break
+        tail.append(frame)
+    return tail[::-1]
+
+
 def frames_location(frames: list[Frame]) -> Location | None:
     """The innermost frame of the user's code; where the paste shows none, the innermost frame of a
     library that called into torch (the user's way in)."""

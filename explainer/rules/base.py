@@ -55,6 +55,18 @@ class RuleBase:
             return found
         return None
 
+    def match_above(self, text: str, found: Match | None) -> Match | None:
+        """The first error rule of a higher priority than found's that matches text (any rule when found is
+        None): a second reading of the same error with more context, tried only where it could win."""
+        text = text[:MAX_MATCH_CHARS]
+        for rule in self.rules:
+            if found is not None and rule.priority <= found.rule.priority:
+                return None
+            if rule.kind == "error" and rule.id not in self.timeouts:
+                if (more := match_rule(rule, text, self.timeouts)) is not None:
+                    return self._ready(more)
+        return None
+
     def foreign_match(self, text: str) -> Match | None:
         """The first rule saying that text was printed by another framework, not by PyTorch."""
         return self.match(text, "foreign")

@@ -230,8 +230,13 @@ class SiteGenerator:
             else:
                 link = external_link(example.source)
             first, _, rest = clean(example.message).strip("\n").partition("\n")
-            examples.append({"message": example.message, "first_line": first, "multiline": bool(rest.strip()),
-                             "source": link})
+            item = {"message": example.message, "multiline": bool(rest.strip()), "source": link}
+            # Messages that begin alike share one heading: one search entry, not one per example.
+            same = next((e for e in examples if e["first_line"] == first), None)
+            if same is not None:
+                same["items"].append(item)
+            else:
+                examples.append({"first_line": first, "items": [item]})
         fixture = None
         if rule.fixture and _fixture_doc(rule.fixture):
             self.files[rule.fixture] = ROOT / rule.fixture

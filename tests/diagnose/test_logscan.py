@@ -460,3 +460,36 @@ def test_torchruns_report_of_a_dead_worker_is_linked_to_the_error_before_it():
     assert (timeout.rule, launcher.rule) == ("distributed.nccl_timeout", "distributed.child_failed")
     assert "torchrun then reported: failed (exitcode: -6) local_rank: 1" in ranks_note(timeout)
     assert "consequence of the failure (distributed.nccl_timeout" in ranks_note(launcher)
+
+
+def test_a_torchscript_error_whose_message_starts_after_a_blank_line_is_one_record():
+    exc = raise_fixture("fixtures/compile/torchscript_argument_missing.py")
+    printed = "Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n" + exception_text(exc)
+    assert exception_text(exc).startswith("RuntimeError: \n\n")
+    found = list(scan(printed.splitlines()))
+    assert len(found) == 1 and "Argument factor not provided." in found[0].text
+    [diagnosis] = [d for d in explain_stream(io.StringIO(printed)) if d.rule]
+    assert diagnosis.rule == "compile.torchscript_call_arguments" and "`factor`" in diagnosis.summary
+
+
+def test_a_file_name_that_markdown_turned_into_a_link_is_read_back_as_the_name():
+    # Verbatim from https://github.com/Thinklab-SJTU/Bench2Drive/issues/58
+    pasted = ("ImportError: /home/user/Bench2DriveZoo/mmcv/_[ext.cpython-38-x86_64-linux-gnu.so]"
+              "(http://ext.cpython-38-x86_64-linux-gnu.so/): undefined symbol: "
+              "_ZNSt15__exception_ptr13exception_ptr9_M_addrefEv")
+    [found] = list(scan([pasted]))
+    assert "mmcv/_ext.cpython-38-x86_64-linux-gnu.so: undefined symbol" in found.text
+    [diagnosis] = [d for d in explain_stream(io.StringIO(pasted)) if d.rule]
+    assert diagnosis.rule == "other.undefined_symbol"
+
+
+def test_a_pasted_traceback_lends_its_library_frames_to_the_rules_that_read_them():
+    import traceback
+
+    exc = raise_fixture("fixtures/other/nn_module_no_attribute.py")
+    printed = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    assert "in __getattr__" in printed
+    [diagnosis] = [d for d in explain_stream(io.StringIO(printed)) if d.rule]
+    assert diagnosis.rule == "other.nn_module_no_attribute"
+    bare = exception_text(exc)
+    assert [d.rule for d in explain_stream(io.StringIO(bare))] == [None]  # any object's message, alone

@@ -9,9 +9,11 @@ from conftest import assert_names, explain_fixture, explain_paste, said
 
 def test_random_split_lengths_that_do_not_add_up_names_the_check_and_the_remainder_fix():
     d = explain_fixture("fixtures/data/random_split_lengths.py")
-    assert_names(d, "data.random_split_lengths", ["Sum of input lengths does not equal the length of the input dataset",
-                                                 "int("])
+    assert_names(d, "data.random_split_lengths", ["[84, 21, 5]", "110", "105"])
     assert any("len(ds) - n_train" in fix for fix in d.fixes)
+    pasted = explain_paste("ValueError: Sum of input lengths does not equal the length of the input dataset!")
+    assert_names(pasted, "data.random_split_lengths",
+                 ["Sum of input lengths does not equal the length of the input dataset", "int("])
 
 
 def test_pickle_load_of_a_torch_save_record_points_to_torch_load():

@@ -70,6 +70,22 @@ def test_a_wrapped_model_loading_bare_weights_is_told_to_load_into_the_inner_mod
     assert "names its parameters with a 'module.' prefix" in pasted(error).summary
 
 
+def test_pretrained_backbone_weights_loaded_into_the_whole_model_go_to_the_backbone():
+    class Segmenter(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Conv2d(8, 8, 3))
+            self.head = nn.Conv2d(8, 2, 1)
+
+    model = Segmenter()
+    pretrained = nn.Sequential(nn.Conv2d(3, 8, 3), nn.Conv2d(8, 8, 3)).state_dict()
+    with pytest.raises(RuntimeError) as error:
+        model.load_state_dict(pretrained)
+    d = explained(error)
+    assert (d.facts["key_prefix"], d.facts["prefix_side"]) == ("backbone.", "model")
+    assert has_fix(d, "`model.backbone.load_state_dict(pretrained)`")
+
+
 def test_a_whole_training_checkpoint_points_at_the_entry_holding_the_weights():
     model = nn.Linear(10, 2)
     checkpoint = {"epoch": 7, "model_state": nn.Linear(10, 2).state_dict(), "optim_state": {"lr": 0.1}}
@@ -217,6 +233,24 @@ def test_a_none_sample_among_tuples_in_a_worker():
     assert "__getitem__ returned None" in d.summary
 
 
+def test_variable_length_samples_in_the_main_process_are_a_collate_error_with_the_loader():
+    class Sentences(Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, index):
+            return torch.zeros(3 + index)
+
+    loader = DataLoader(Sentences(), batch_size=2)
+    with pytest.raises(RuntimeError) as error:
+        next(iter(loader))
+    d = explained(error)
+    assert d.rule == "data.collate_variable_length" and d.category == "data"
+    assert culprit(d, "loader")["kind"] == "DataLoader"
+    assert d.summary.startswith("loader (DataLoader over Sentences, batch_size=2, collate_fn=default_collate) stacks")
+    assert explain_text(exception_text(error.value)).rule == "shape.stack_sizes"  # the bare message stays generic
+
+
 def test_the_bare_nonetype_len_message_is_not_a_collate_error():
     assert explain_text("TypeError: object of type 'NoneType' has no len()").rule != "data.collate_none_len"
 
@@ -253,3 +287,31 @@ def test_index_select_with_a_matrix_index_names_both_and_the_direct_indexing():
     added = explainer.explain(raise_fixture("fixtures/shape/index_add_matrix.py"))
     assert added.rule == "shape.index_vector" and added.facts["method"] == "index_add_"
     assert added.facts["index_shape"] == "(2, 20)"
+
+
+def test_random_split_names_the_lengths_their_sum_and_the_datasets_own_length():
+    d = explainer.explain(raise_fixture("fixtures/data/random_split_lengths.py"))
+    assert d.rule == "data.random_split_lengths"
+    assert d.summary.startswith("random_split got the lengths [84, 21, 5], which add up to 110, for dataset, "
+                                "which holds 105 samples")
+    assert culprit(d, "dataset")["length"] == 105
+
+
+def test_random_split_of_a_users_dataset_never_calls_its_len():
+    class Counted(Dataset):
+        calls = 0
+
+        def __len__(self):
+            Counted.calls += 1
+            return 10
+
+        def __getitem__(self, index):
+            return index
+
+    data = Counted()
+    with pytest.raises(ValueError) as error:
+        torch.utils.data.random_split(data, [3, 3])
+    calls = Counted.calls
+    d = explained(error)
+    assert Counted.calls == calls and "dataset_length" not in d.facts
+    assert "they add up to 6" in d.summary

@@ -134,3 +134,22 @@ def test_a_layer_called_in_an_except_handler_is_not_traced_back():
     # Statements before the try would name model.conv1 (also 16 channels), but model.refine made the input.
     d = explain_call(Recovering(), torch.randn(2, 3, 16, 16))
     assert d.rule == "shape.conv_channels" and "producer_name" not in d.facts
+
+
+def test_linear_after_a_pool_without_flatten_names_the_pool_and_the_flatten_to_insert():
+    model = nn.Sequential(nn.Conv2d(3, 256, 3, padding=1), nn.AdaptiveAvgPool2d(1), nn.Linear(256, 10))
+    d = explain_call(model, torch.randn(2, 3, 8, 8))
+    assert d.rule == "shape.matmul"
+    assert d.summary.startswith("model.2 (Linear, in_features=256) got 1 features from model.1 "
+                                "(AdaptiveAvgPool2d, output_size=1)")
+    assert culprit(d, "model.1")["role"] == "made the input"
+    assert has_fix(d, "Insert nn.Flatten(1) after model.1")
+
+
+def test_unflatten_names_the_layer_that_made_the_size_it_splits():
+    model = nn.Sequential(nn.Linear(16, 256), nn.Unflatten(1, (32, 4, 4)))
+    d = explain_call(model, torch.randn(5, 16))
+    assert d.rule == "shape.unflatten_sizes"
+    assert d.summary.startswith("model.1 (Unflatten(dim=1, unflattened_size=(32, 4, 4))) splits dimension 1, of size "
+                                "256 as model.0 (Linear, out_features=256) made it")
+    assert culprit(d, "model.0")["role"] == "made the input"

@@ -39,7 +39,8 @@ def _input_operand(ctx: ProbeContext, module, torch_record):
 @probe("linear_operands", provides=("module", "module_repr", "in_features", "out_features", "input_name",
                                      "input_shape", "got_features", "call", "left_name", "right_name",
                                      "left_shape", "right_shape", "producer", "producer_name", "producer_desc",
-                                     "layer_desc", "flatten_spatial", "fit_pool", "fit_pool_size"))
+                                     "layer_desc", "flatten_spatial", "fit_pool", "fit_pool_size",
+                                     "missing_flatten"))
 def linear_operands(ctx: ProbeContext) -> Evidence | None:
     """The nn.Linear (or F.linear / matmul operands) behind a matrix-multiply shape error."""
     torch_record, module = failing_module(ctx, "Linear")

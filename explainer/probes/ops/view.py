@@ -1,4 +1,4 @@
-"""Probes for view / reshape / expand and dimension arguments: the tensor, its shape and strides."""
+"""Probes for view / reshape / expand / unflatten and dimension arguments: the tensor, its shape and strides."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ import math
 import re
 from typing import Any
 
-from explainer._inspect import MISSING, FrameRecord, describe_tensor, format_shape, tensor_facts
+from explainer._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, format_shape, module_repr,
+                                name_module, tensor_facts)
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import call_receiver, ints_in, join_dims, shape_of, user_expression
+from explainer.probes.readers.operands import (call_receiver, failing_module, ints_in, join_dims, shape_of,
+                                               user_expression)
+from explainer.probes.readers.producer import add_producer
 
 # Tensor methods that return a view with permuted or broken strides.
 _STRIDE_OPS = ("transpose", "permute", "t", "T", "mT", "swapaxes", "swapdims", "movedim", "expand", "narrow",
@@ -160,3 +163,18 @@ def expand_operand(ctx: ProbeContext) -> Evidence | None:
         return None
     facts = {"tensor_name": name, "call": expr.text}
     return Evidence(facts, [describe_tensor(name, value)] if value is not MISSING else [])
+
+
+@probe("unflatten_layer", provides=("module", "module_repr", "producer", "producer_name", "producer_desc"))
+def unflatten_layer(ctx: ProbeContext) -> Evidence | None:
+    """The nn.Unflatten that refused its input, and the layer before it that made the size it split."""
+    record, module = failing_module(ctx, "Unflatten")
+    if module is None:
+        return None
+    name = name_module(module, ctx.records) or "nn.Unflatten"
+    facts: dict[str, Any] = {"module": name, "module_repr": module_repr(module)}
+    culprits = [describe_module(name, module)]
+    size = ctx.facts.get("size")
+    if str(ctx.facts.get("dim")) in ("1", "-1") and str(size).isdigit():
+        add_producer(ctx, record, module, "features", int(size), facts, culprits)
+    return Evidence(facts, culprits)

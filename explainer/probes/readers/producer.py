@@ -255,11 +255,23 @@ def producer_facts(ctx: ProbeContext, record: FrameRecord, module: Any, kind: st
     cls = type(setter).__name__
     if kind == "features" and cls == "Flatten" and _torch_family(setter) == "flatten":
         return _flatten_facts(ctx, setter, name, got, want)
+    if kind == "features" and _torch_family(setter) == "pooling":
+        return _pool_facts(setter, name, got)
     size = _size_of(setter, kind)
     if size is None or size[1] != got:
         return {}
     return {"producer": name, "producer_name": name, "producer_desc": f"{cls}, {size[0]}={size[1]}",
             "_producer_module": setter}
+
+
+def _pool_facts(pool: Any, name: str, got: int) -> dict[str, Any]:
+    """An adaptive pool straight before a Linear: its maps' last side arrived as the features (no Flatten)."""
+    size = safe_getattr(pool, "output_size")
+    last = size[-1] if isinstance(size, tuple) and size else size
+    if last != got:
+        return {}
+    return {"producer": name, "producer_name": name, "producer_desc": f"{type(pool).__name__}, output_size={size}",
+            "missing_flatten": f"nn.Flatten(1) after {name}", "_producer_module": pool}
 
 
 def add_producer(ctx: ProbeContext, record: FrameRecord, module: Any, kind: str, got: Any,

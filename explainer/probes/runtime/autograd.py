@@ -21,6 +21,7 @@ from explainer.probes.readers.reach import MAX_ITEMS, Budget, walk_reachable
 from .memory import grad_fn_of
 
 MAX_SOURCE_LINES = 3_000
+MAX_GRAPH_NODES = 10_000
 _STRING_RE = r"(['\"])(?:\\.|(?!\1).)*\1"
 _AUGMENTED = {"Add": "+=", "Sub": "-=", "Mult": "*=", "Div": "/=", "FloorDiv": "//=", "Mod": "%=", "Pow": "**=",
               "MatMult": "@=", "BitAnd": "&=", "BitOr": "|=", "BitXor": "^="}
@@ -256,7 +257,8 @@ def _inplace_modules(records: list[FrameRecord]) -> list[str]:
 
 # --- backward through a freed graph -------------------------------------------------------------
 
-@probe("carried_graph", provides=("carried_name", "carried_shape", "carried_code", "backward_calls"))
+@probe("carried_graph", provides=("carried_name", "carried_shape", "carried_code", "backward_calls", "reused_name",
+                                   "reused_shape"))
 def carried_graph(ctx: ProbeContext) -> Evidence | None:
     """State carried from the previous iteration without .detach() (`hidden = rnn(x, hidden)`), or a
     second `.backward()` on the same tensor."""
@@ -288,7 +290,55 @@ def carried_graph(ctx: ProbeContext) -> Evidence | None:
         calls = _scan(spans, re.compile(rf"(?<![\w.]){word}\.backward\("))
         if len(calls) >= 2:
             facts["backward_calls"] = _hint_text(calls)
+        reused = None if carried or "backward_calls" in facts else _reused_freed_tensor(target[1], local_vars)
+        if reused is not None:
+            facts.update(reused_name=reused[0], reused_shape=format_shape(reused[1].shape))
+            culprits.append(describe_tensor(*reused))
     return Evidence(facts, culprits) if facts else None
+
+
+def _reused_freed_tensor(target: Any, local_vars: dict[str, Any]) -> tuple[str, Any] | None:
+    """The local tensor whose graph an earlier backward freed and that the failing backward reaches
+    (a GAN's `fake` reused by the generator's loss after the discriminator's backward): the closest one."""
+    root = grad_fn_of(target)
+    if root is None:
+        return None
+    order = _graph_order(root)
+    found = None
+    for name, value in list(local_vars.items())[:MAX_ITEMS]:
+        if not isinstance(name, str) or not is_tensor(value) or value is target:
+            continue
+        node = grad_fn_of(value)
+        if node is None or node is root or id(node) not in order or not _saved_tensors_freed(node):
+            continue
+        if found is None or order[id(node)] < order[id(found[1])]:
+            found = (name, value, node)
+    return (found[0], found[1]) if found is not None else None
+
+
+def _graph_order(root: Any) -> dict[int, int]:
+    """Each autograd node reachable from root, by id, with its breadth-first rank (capped)."""
+    order: dict[int, int] = {}
+    queue, keep = [root], []  # keep: the nodes stay alive, so their ids stay theirs
+    while queue and len(order) < MAX_GRAPH_NODES:
+        node = queue.pop(0)
+        if node is None or id(node) in order:
+            continue
+        order[id(node)] = len(order)
+        keep.append(node)
+        queue.extend(child for child, _ in node.next_functions)
+    return order
+
+
+def _saved_tensors_freed(node: Any) -> bool:
+    """A backward freed this node's saved tensors: torch's getter for any of them raises."""
+    for attribute in dir(node):
+        if attribute.startswith("_saved_"):
+            try:
+                getattr(node, attribute)
+            except RuntimeError:
+                return True
+    return False
 
 
 # --- a loss without a graph ---------------------------------------------------------------------

@@ -7,11 +7,12 @@ from __future__ import annotations
 import os
 import pathlib
 import re
+import types
 from collections import OrderedDict
 from typing import Any
 
-from explainer._inspect import (MISSING, describe_module, describe_tensor, format_shape, is_module, is_tensor,
-                                resolve_text, safe_getattr)
+from explainer._inspect import (MISSING, child_modules, describe_module, describe_tensor, format_shape, is_module,
+                                is_tensor, resolve_text, safe_getattr)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import MAX_LISTED, compact, ints_in, submodule, user_expression
 
@@ -57,6 +58,8 @@ def key_prefix(missing: list[str], unexpected: list[str]) -> tuple[str, str] | N
             stripped = {k[len(prefix):] for k in extra if k.startswith(prefix)}
             if len(stripped) == len(extra) and len(stripped & wanted) * 2 >= len(wanted):
                 return prefix, side
+            if side == "model" and wanted <= stripped:
+                return prefix, side  # the checkpoint holds one submodule's weights (a pretrained backbone)
     return None
 
 
@@ -402,3 +405,62 @@ def checkpoint_first_byte(ctx: ProbeContext) -> Evidence | None:
     if meaning is not None:
         facts["file_kind"] = meaning
     return Evidence(facts)
+
+
+# --- what holds an object pickle refused ------------------------------------------------------------
+
+MAX_HOLDER_OBJECTS = 5_000
+MAX_HOLDER_DEPTH = 6
+
+
+@probe("unpicklable_holder", provides=("holder",))
+def unpicklable_holder(ctx: ProbeContext) -> Evidence | None:
+    """The attribute path, from what the failing call pickles (`torch.save(model, ...)`), to the local function
+    or class the message names: `model.activation` holds `Net.__init__.<locals>.<lambda>`."""
+    wanted = ctx.facts.get("local_object")
+    record, expr = user_expression(ctx)
+    if not wanted or expr is None or expr.kind != "call":
+        return None
+    seen: set[int] = set()
+    queue = [(operand.text, operand.value, 0) for operand in expr.operands if operand.value is not MISSING]
+    while queue and len(seen) < MAX_HOLDER_OBJECTS:
+        path, value, depth = queue.pop(0)
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if _local_qualname(value) == wanted:
+            return Evidence({"holder": path}, [{"name": path, "kind": type(value).__name__, "type": wanted}])
+        if depth < MAX_HOLDER_DEPTH:
+            queue.extend((f"{path}{key}", child, depth + 1) for key, child in _held(value))
+    return None
+
+
+def _local_qualname(value: Any) -> str | None:
+    """The qualified name a function, a class or an instance of a class is pickled by (read from C slots)."""
+    if isinstance(value, types.FunctionType):
+        return types.FunctionType.__dict__["__qualname__"].__get__(value)
+    cls = value if isinstance(value, type) else type(value)
+    module = type.__dict__["__module__"].__get__(cls)
+    if not isinstance(module, str) or module == "builtins" or module.split(".")[0] == "torch":
+        return None
+    return type.__dict__["__qualname__"].__get__(cls)
+
+
+def _held(value: Any) -> list[tuple[str, Any]]:
+    """What value holds, by how its owner's code reaches it: `.name` (instance dict, submodules), `[i]`, `[key]`."""
+    if type(value) in (list, tuple):
+        return [(f"[{i}]", item) for i, item in enumerate(value[:MAX_LISTED])]
+    if type(value) is dict:
+        return [(f"[{key!r}]", item) for key, item in list(dict.items(value))[:MAX_LISTED] if type(key) in (str, int)]
+    if isinstance(value, (type, types.FunctionType)) or type(value).__module__ == "builtins":
+        return []
+    try:
+        table = object.__getattribute__(value, "__dict__")
+    except (AttributeError, TypeError):
+        return []
+    if type(table) is not dict:
+        return []
+    held = [(f".{key}", item) for key, item in table.items() if isinstance(key, str) and not key.startswith("__")
+            and key not in ("_parameters", "_buffers", "_modules")]
+    held += [(f".{key}", child) for key, child in (child_modules(value) if is_module(value) else {}).items()]
+    return held

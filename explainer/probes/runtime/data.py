@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 import types
@@ -216,6 +217,53 @@ def dataloader(ctx: ProbeContext) -> Evidence | None:
 
 
 # --- DataLoader workers -----------------------------------------------------------------------
+
+@probe("split_lengths", provides=("dataset_name", "dataset_length", "lengths", "lengths_sum"))
+def split_lengths(ctx: ProbeContext) -> Evidence | None:
+    """random_split's two operands: the lengths asked for and their sum, and the dataset's own length where
+    torch's dataset classes hold it (TensorDataset, Subset); a user's __len__ is never called."""
+    user, expr = _user_call(ctx)
+    if expr is None or len(expr.operands) < 2:
+        return None
+    dataset, lengths = expr.operands[0], expr.operands[1]
+    values = lengths.value if lengths.value is not MISSING else _numbers(lengths.text, user.namespace())
+    if not isinstance(values, (list, tuple)) or not all(isinstance(v, (int, float)) for v in values):
+        return None
+    facts: dict[str, Any] = {"lengths": "[" + ", ".join(str(v) for v in values) + "]",
+                             "lengths_sum": round(sum(values), 6), "dataset_name": dataset.text}
+    size = _dataset_length(dataset.value)
+    culprit = {"name": dataset.text, "kind": type(dataset.value).__name__}
+    if size is not None:
+        facts["dataset_length"] = culprit["length"] = size
+    return Evidence(facts, [culprit])
+
+
+def _numbers(text: str, namespace: dict[str, Any]) -> list[Any] | None:
+    """A list or tuple display of numbers and names (`[800, 200]`, `[train_len, val_len]`), read without running it."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        return None
+    values = [element.value if isinstance(element, ast.Constant) else resolve_text(ast.unparse(element), namespace)
+              for element in node.elts]
+    return values if all(type(v) in (int, float) for v in values) else None
+
+
+def _dataset_length(dataset: Any) -> int | None:
+    """len() of torch's own dataset classes, read from what they hold (no method runs)."""
+    kind = type(dataset)
+    if kind.__module__ != "torch.utils.data.dataset":
+        return None
+    if kind.__name__ == "TensorDataset":
+        tensors = safe_getattr(dataset, "tensors")
+        return int(tensors[0].shape[0]) if isinstance(tensors, tuple) and tensors and is_tensor(tensors[0]) else None
+    if kind.__name__ == "Subset":
+        indices = safe_getattr(dataset, "indices")
+        return len(indices) if type(indices) in (list, tuple, range) else None
+    return None
+
 
 @probe("worker_exit_cause", provides=("signal", "pid"))
 def worker_exit_cause(ctx: ProbeContext) -> Evidence | None:
