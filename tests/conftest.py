@@ -10,6 +10,10 @@ import sys
 import threading
 from pathlib import Path
 
+# numpy.random is imported here, before any fixture forks DataLoader workers: each worker seeds it, and an
+# import inside a forked child of this many-threaded process can fail in CPython 3.11's import locks
+# (`KeyError` in importlib's `_blocking_on`), which kills the worker instead of raising the fixture's error.
+import numpy.random  # noqa: F401
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -101,7 +101,7 @@ def _raising_frames_text(records: list[FrameRecord]) -> str:
         if record.is_user or len(tail) == MAX_RAISING_FRAMES:
             break
         tail.append(record)
-    return printed_frames([(r.filename, r.lineno, r.name, r.code) for r in reversed(tail)])
+    return printed_frames([(r.filename, r.lineno, r.name) for r in reversed(tail)])
 
 
 def _split_embedded(text: str) -> tuple[str, FoundError] | None:
@@ -159,7 +159,7 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
     found = rulebase.match(text)
     tail = library_tail(list(frames), MAX_RAISING_FRAMES)
     if tail:
-        printed = printed_frames([(f.file, f.line, f.func, f.code) for f in tail])
+        printed = printed_frames([(f.file, f.line, f.func) for f in tail])
         found = rulebase.match_above(printed + text, found) or found
     if found is None:
         return unknown(text, location)

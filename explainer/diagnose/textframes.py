@@ -39,9 +39,10 @@ class Frame:
     ipython: bool = False  # numbered context lines follow, and an arrow marks the failing one
 
 
-def printed_frames(frames: list[tuple[str, int, str, str]]) -> str:
-    """(file, line, function, code) frames as Python prints them in a traceback, for rules that read them."""
-    return "".join(f'  File "{file}", line {line}, in {function}\n    {code}\n' for file, line, function, code in frames)
+def printed_frames(frames: list[tuple[str, int, str]]) -> str:
+    """(file, line, function) frames as Python prints them in a traceback, for rules that read them. Their code
+    lines are left out: library source holds the very error strings rules look for (`raise RuntimeError(f"...")`)."""
+    return "".join(f'  File "{file}", line {line}, in {function}\n' for file, line, function in frames)
 
 
 def library_tail(frames: list[Frame], limit: int) -> list[Frame]:

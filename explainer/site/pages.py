@@ -209,6 +209,18 @@ def _fixture_doc(relative: str) -> str | None:
     return relative if path.is_file() and path.suffix == ".py" else None
 
 
+def message_line(rule: Rule, text: str) -> str:
+    """The line of an example message its heading shows: the line where the rule's pattern first matches
+    it, the error line people paste into the search box, not the "Traceback (most recent call last):",
+    log prefix or code fence above it. Each heading is a search entry with a heavy title boost, so it must
+    hold the words of the error itself. The first line where no pattern matches (none should)."""
+    starts = [found.start() for index in range(len(rule.pattern_sources))
+              if (found := rule.pattern(index).search(text))]
+    start = min(starts, default=0)
+    line = text[text.rfind("\n", 0, start) + 1:].split("\n", 1)[0]
+    return line if line.strip() else text.split("\n", 1)[0]
+
+
 class SiteGenerator:
     """Every page and asset of the site for one rule base, written into a docs folder."""
 
@@ -229,14 +241,15 @@ class SiteGenerator:
                 link = f"[{md_text(example.source)}]({_relative(local, page)})"
             else:
                 link = external_link(example.source)
-            first, _, rest = clean(example.message).strip("\n").partition("\n")
-            item = {"message": example.message, "multiline": bool(rest.strip()), "source": link}
-            # Messages that begin alike share one heading: one search entry, not one per example.
-            same = next((e for e in examples if e["first_line"] == first), None)
+            text = clean(example.message).strip("\n")
+            item = {"message": example.message, "multiline": "\n" in text.strip(), "source": link}
+            heading = message_line(rule, text)
+            # Messages that read alike share one heading: one search entry, not one per example.
+            same = next((e for e in examples if e["heading"] == heading), None)
             if same is not None:
                 same["items"].append(item)
             else:
-                examples.append({"first_line": first, "items": [item]})
+                examples.append({"heading": heading, "items": [item]})
         fixture = None
         if rule.fixture and _fixture_doc(rule.fixture):
             self.files[rule.fixture] = ROOT / rule.fixture

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
-from explainer._inspect import describe_module, find_local_instance, is_module, module_repr, safe_getattr
+from explainer._inspect import (MISSING, describe_module, describe_tensor, find_local_instance, format_shape, is_module,
+                                is_tensor, module_repr, safe_getattr, tensor_facts, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import submodule
+from explainer.probes.readers.operands import name_of, submodule, user_expression
 
 from .data import named_parameters
 
@@ -58,3 +60,97 @@ def ddp_ready_twice_param(ctx: ProbeContext) -> Evidence | None:
             facts["owner_repr"] = module_repr(owner)
             culprits.append(describe_module(facts["owner_module"], owner))
     return Evidence(facts, culprits)
+
+
+C10D_FILE = "torch/distributed/distributed_c10d.py"
+# torch.distributed's collective -> (its list argument, its single-tensor argument), as named in distributed_c10d.py
+COLLECTIVE_ARGS = {
+    "all_gather": ("tensor_list", "tensor"),
+    "gather": ("gather_list", "tensor"),
+    "scatter": ("scatter_list", "tensor"),
+    "reduce_scatter": ("input_list", "output"),
+    "all_to_all": ("output_tensor_list", "input_tensor_list"),
+    "all_gather_into_tensor": ("output_tensor", "input_tensor"),
+}
+
+
+def collective_frame(records: list) -> Any:
+    """The innermost frame of a torch.distributed collective named in COLLECTIVE_ARGS."""
+    for record in reversed(records):
+        if record.name in COLLECTIVE_ARGS and record.filename.replace("\\", "/").endswith(C10D_FILE):
+            return record
+    return None
+
+
+def _shape(tensor: Any) -> str:
+    shape = tensor_facts(tensor)["shape"]
+    return format_shape(shape) if shape is not None else "(nested)"
+
+
+def same_items_name(ctx: ProbeContext, expr: Any, items: list) -> str | None:
+    """How the user's code names a list torch copied (all_gather rebuilds its tensor_list): the operand of the
+    failing call, else the user's local, that holds the very same tensors."""
+    wanted = [id(t) for t in items]
+
+    def same(value: Any) -> bool:
+        return isinstance(value, (list, tuple)) and [id(t) for t in value] == wanted
+
+    for operand in (expr.operands if expr is not None else []):
+        if same(operand.value):
+            return operand.text
+    for record in reversed(user_frames(ctx.records)):
+        table = record.locals
+        if isinstance(table, dict):
+            for key, value in list(table.items())[:2000]:
+                if not key.startswith("_") and same(value):
+                    return key
+    return None
+
+
+def _describe_list(name: str, items: list) -> dict[str, Any]:
+    tensors = [t for t in items if is_tensor(t)]
+    shapes = sorted({_shape(t) for t in tensors})
+    shown = f"list of {len(items)} tensor(s)" + (f", shape {', '.join(shapes[:3])}" if shapes else "")
+    return {"name": name, "kind": "list", "length": len(items), "repr": shown}
+
+
+@probe("collective_buffers", provides=("collective", "list_name", "list_length", "list_shape", "input_name",
+                                        "input_shape", "world_size"))
+def collective_buffers(ctx: ProbeContext) -> Evidence | None:
+    """The failing collective's list argument (output buffers) and its tensor, as the user's code names them."""
+    record = collective_frame(ctx.records)
+    table = record.locals if record is not None else None
+    if not isinstance(table, dict):
+        return None
+    list_arg, tensor_arg = COLLECTIVE_ARGS[record.name]
+    facts: dict[str, Any] = {"collective": f"dist.{record.name}"}
+    culprits = []
+    _, expr = user_expression(ctx)
+    items = table.get(list_arg, MISSING)
+    if isinstance(items, list):
+        name = same_items_name(ctx, expr, items) or list_arg
+        facts.update({"list_name": name, "list_length": len(items)})
+        first = next((t for t in items if is_tensor(t)), None)
+        if first is not None:
+            facts["list_shape"] = _shape(first)
+        culprits.append(_describe_list(name, items))
+    tensor = table.get(tensor_arg, MISSING)
+    if is_tensor(tensor):
+        name = name_of(ctx, tensor, expr) or tensor_arg
+        facts.update({"input_name": name, "input_shape": _shape(tensor)})
+        culprits.append(describe_tensor(name, tensor))
+    world = _world_size(table.get("group", MISSING))
+    if world is not None:
+        facts["world_size"] = world
+    return Evidence(facts, culprits) if culprits else None
+
+
+def _world_size(group: Any) -> int | None:
+    """The group's size, read from torch's own ProcessGroup (a C++ object: no user code runs)."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is None or not dist.is_initialized():
+        return None
+    try:
+        return int(dist.get_world_size(group if group is not MISSING else None))
+    except (RuntimeError, ValueError, TypeError):
+        return None

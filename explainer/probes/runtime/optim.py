@@ -1,0 +1,119 @@
+"""Probes for the optimizer's own checks: the parameter it refused (a non-leaf, a non-tensor) and the group
+sizes of a loaded optimizer state against the optimizer's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from explainer._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, is_module, is_tensor,
+                                resolve_text, user_frames)
+from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.operands import name_of, user_expression
+
+from .device import assignment
+
+OPTIMIZER_FILE = "torch/optim/optimizer.py"
+MAX_GROUPS = 64
+
+
+def optimizer_frame(records: list[FrameRecord], function: str) -> FrameRecord | None:
+    """The innermost frame of torch.optim.Optimizer.<function>."""
+    for record in reversed(records):
+        if record.name == function and record.filename.replace("\\", "/").endswith(OPTIMIZER_FILE):
+            return record
+    return None
+
+
+def _made_by(ctx: ProbeContext, name: str) -> tuple[int, str] | None:
+    """The user's line that assigns `name`, in the innermost user frame that binds it."""
+    for record in reversed(user_frames(ctx.records)):
+        table = record.locals
+        if isinstance(table, dict) and name in table:
+            return assignment(record, name)
+    return None
+
+
+@probe("optimizer_refused_param", provides=("param_name", "param_grad_fn", "param_shape", "param_made_line",
+                                             "param_made_code", "param_type_name"))
+def optimizer_refused_param(ctx: ProbeContext) -> Evidence | None:
+    """The parameter add_param_group refused, as the user's code names it, and the line that made it."""
+    if "leaf_kind" not in ctx.facts and "param_type" not in ctx.facts:
+        return None  # the duplicate-group check runs after the loop: `param` is then just the last one
+    record = optimizer_frame(ctx.records, "add_param_group")
+    table = record.locals if record is not None else None
+    if not isinstance(table, dict):
+        return None
+    param = table.get("param", MISSING)
+    if param is MISSING:
+        return None
+    facts: dict[str, Any] = {}
+    name = name_of(ctx, param)
+    if name is not None:
+        facts["param_name"] = name
+        made = _made_by(ctx, name)
+        if made is not None:
+            facts["param_made_line"], facts["param_made_code"] = made
+    if not is_tensor(param):
+        facts["param_type_name"] = type(param).__name__
+        if is_module(param):
+            return Evidence(facts, [describe_module(name or "param", param)])
+        return Evidence(facts, [{"name": name or "param", "kind": "value", "type": type(param).__name__}])
+    culprit = describe_tensor(name or "param", param)
+    if "grad_fn" in culprit:
+        facts["param_grad_fn"] = culprit["grad_fn"]
+    facts["param_shape"] = tuple(culprit["shape"] or ())
+    return Evidence(facts, [culprit])
+
+
+def _receiver_text(record: FrameRecord | None, expr, value: Any) -> str | None:
+    """`opt` in the failing `opt.load_state_dict(...)` (or `self.opt`), when it is that very object."""
+    if record is None or expr is None or expr.callee is None or "." not in expr.callee.text:
+        return None
+    base = expr.callee.text.rsplit(".", 1)[0]
+    return base if resolve_text(base, record.namespace()) is value else None
+
+
+def _group_sizes(groups: Any) -> list[int] | None:
+    if not isinstance(groups, list) or len(groups) > MAX_GROUPS:
+        return None
+    sizes = []
+    for group in groups:
+        params = group.get("params") if isinstance(group, dict) else None
+        if not isinstance(params, list):
+            return None
+        sizes.append(len(params))
+    return sizes
+
+
+@probe("optimizer_state_groups", provides=("optimizer_name", "optimizer_type", "current_sizes", "saved_sizes",
+                                            "group_index", "current_size", "saved_size", "state_expr"))
+def optimizer_state_groups(ctx: ProbeContext) -> Evidence | None:
+    """Parameters per group in the optimizer and in the state given to its load_state_dict."""
+    record = optimizer_frame(ctx.records, "load_state_dict")
+    table = record.locals if record is not None else None
+    if not isinstance(table, dict):
+        return None
+    current = _group_sizes(table.get("groups"))
+    saved = _group_sizes(table.get("saved_groups"))
+    if current is None or saved is None:
+        return None
+    facts: dict[str, Any] = {"current_sizes": ", ".join(map(str, current)), "saved_sizes": ", ".join(map(str, saved))}
+    pairs = zip(current, saved) if len(current) == len(saved) else ()
+    for index, (mine, theirs) in enumerate(pairs):
+        if mine != theirs:
+            facts.update({"group_index": index, "current_size": mine, "saved_size": theirs})
+            break
+    optimizer = table.get("self", MISSING)
+    culprits = []
+    user, expr = user_expression(ctx)
+    if optimizer is not MISSING:
+        facts["optimizer_type"] = type(optimizer).__name__
+        name = _receiver_text(user, expr, optimizer) or name_of(ctx, optimizer, expr)
+        if name is not None:
+            facts["optimizer_name"] = name
+            culprits.append({"name": name, "kind": "optimizer", "type": type(optimizer).__name__,
+                             "repr": f"{type(optimizer).__name__} with {len(current)} group(s) of "
+                                     f"{facts['current_sizes']} parameters"})
+    if expr is not None and expr.operands:
+        facts["state_expr"] = expr.operands[0].text
+    return Evidence(facts, culprits)

@@ -1,0 +1,47 @@
+"""How the site's search box reads a pasted error message: the `separator` of mkdocs-material's search
+plugin, built here because it is generated from a word list.
+
+mkdocs-material 9 appends a trailing wildcard to every word of a query (`found* at* least* two*
+devices*`), and lunr skips its pipeline, stop-word filter included, for a wildcard term. A pasted
+message's short words ("a", "to", "at", "1", "b") therefore become prefixes that match every indexed
+word they begin, and lunr adds up one score per distinct word matched: a long message heading of
+another rule, full of words that start with "a" or "to", outranks the heading that holds the very
+message pasted, and does so more often the more rules the site has. A `"` pair in the paste makes the
+words between them required, which finds nothing when they are indexed with punctuation attached.
+
+The separator splits both the pages (when the index is built in the browser) and every query word
+(material's query transform tokenizes each word with it before adding the wildcard), so whatever it
+matches is neither indexed nor searched for: words are split at ASCII punctuation and whitespace, and a
+whole token that is a stop word, a number or a single character is a separator itself. The words left
+in a query are the ones that say what failed.
+"""
+
+from __future__ import annotations
+
+# lunr's English stop-word list (lunr.stopWordFilter), which the index already drops: queries now drop
+# them too instead of turning them into prefixes.
+STOP_WORDS = (
+    "a able about across after all almost also am among an and any are as at be because been but by can cannot "
+    "could dear did do does either else ever every for from get got had has have he her hers him his how however "
+    "i if in into is it its just least let like likely may me might most must my neither no nor not of off often "
+    "on only or other our own rather said say says she should since so some than that the their them then there "
+    "these they this tis to too twas us wants was we were what when where which while who whom why will with "
+    "would yet you your"
+).split()
+
+# Whitespace and ASCII punctuation, "_" included (index_select, CUDA_LAUNCH_BLOCKING are searched as their
+# words: each prefix then matches a few words, not every identifier it begins), as the inside of a
+# JavaScript character class.
+_BREAKS = r"""\s!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~"""
+
+
+def _any_case(word: str) -> str:
+    # The separator is applied before lowercasing and the theme compiles it without flags.
+    return "".join(f"[{c}{c.upper()}]" for c in word)
+
+
+def search_separator() -> str:
+    """The search plugin's `separator`: a JavaScript regular expression (also valid in Python's re)."""
+    dropped = [_any_case(w) for w in sorted(STOP_WORDS, key=lambda w: (-len(w), w))]
+    dropped += [r"\d+", f"[^{_BREAKS}]"]
+    return f"[{_BREAKS}]+|(?<![^{_BREAKS}])(?:{'|'.join(dropped)})(?![^{_BREAKS}])"
