@@ -35,6 +35,8 @@ def raise_fixture(relative: str) -> BaseException:
     saved_argv, saved_path0 = sys.argv[:], sys.path[0]
     sys.argv = [str(path)]
     sys.path[0] = str(path.parent)
+    if "init_process_group" in path.read_text(encoding="utf-8", errors="replace"):
+        _process_group_fixtures.append(relative)
     try:
         runpy.run_path(str(path), run_name="__main__")
     except BaseException as exc:  # noqa: BLE001 - the fixture's error is the point
@@ -93,6 +95,22 @@ def run_python(*args: str, env: dict | None = None, cwd: Path | None = None,
     full_env.update(env or {})
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd or ROOT,
                           env=full_env, timeout=timeout)
+
+
+# Fixtures that started a process group: after their test, their objects (a DDP reducer held by the
+# exception's frames, gloo's threads) are collected at once, so that no gloo thread is alive when a later
+# fixture forks DataLoader workers (a fork of a process whose threads hold locks can hang the worker).
+_process_group_fixtures: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def _collect_process_groups():
+    yield
+    if _process_group_fixtures:
+        import gc
+
+        _process_group_fixtures.clear()
+        gc.collect()
 
 
 @pytest.fixture(autouse=True)

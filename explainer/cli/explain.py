@@ -10,7 +10,8 @@ from typing import Iterable, TextIO
 from explainer._diagnosis import Diagnosis
 from explainer.diagnose.explain import explain_text, rerender
 from explainer.diagnose.logpatterns import comfyui_node
-from explainer.diagnose.logscan import FoundError, dedupe_key, scan_blocks
+from explainer.diagnose.logblocks import scan_blocks
+from explainer.diagnose.logscan import FoundError, dedupe_key
 from explainer.diagnose.render import add_format_argument, render_json, render_text, use_colour
 from explainer.diagnose.textframes import looks_like_library_path
 
@@ -105,7 +106,8 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
             continue
         if len(seen) >= MAX_DISTINCT:
             continue
-        diagnosis = explain_text(found.text, location=found.location(), frames=found.frames)
+        diagnosis = explain_text(found.text, location=found.location(), frames=found.frames,
+                                 before="\n".join(found.before))
         if found.warning and diagnosis.rule is None:
             # Logs are full of harmless warnings: only the ones a rule explains are news.
             if len(unexplained_warnings) < MAX_DISTINCT:

@@ -13,7 +13,7 @@ from explainer._config import runbook_url
 from explainer._diagnosis import Diagnosis, Location
 from explainer._inspect import FrameRecord, user_location, walk_traceback
 from explainer.probes import PROBES, Evidence, ProbeContext
-from explainer.rules.base import Match, RuleBase, default_rulebase
+from explainer.rules.base import Match, RuleBase, context_facts, default_rulebase
 from explainer.rules.templates import render_first
 
 from .exctext import ExceptionTexts
@@ -144,9 +144,9 @@ def _in_child(diagnosis: Diagnosis, child: Location) -> Diagnosis:
 
 
 def explain_text(text: str, *, location: Location | None = None, rulebase: RuleBase | None = None,
-                 extra_facts: dict[str, Any] | None = None, frames: list[Frame] = ()) -> Diagnosis:
+                 extra_facts: dict[str, Any] | None = None, frames: list[Frame] = (), before: str = "") -> Diagnosis:
     """Explain a message from its text alone (a pasted message, a line from a log); frames, the traceback
-    pasted above it, where the scanner read one."""
+    pasted above it, and before, the log lines printed just before it, where the scanner read them."""
     rulebase = rulebase or default_rulebase()
     foreign = rulebase.foreign_match(text)
     if foreign is not None:
@@ -163,7 +163,8 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
         found = rulebase.match_above(printed + text, found) or found
     if found is None:
         return unknown(text, location)
-    return _diagnose(found, text, [], None, extra_facts=extra_facts, location=location)
+    context = {k: v for k, v in context_facts(found.rule, before).items() if k not in found.groups}
+    return _diagnose(found, text, [], None, extra_facts={**context, **(extra_facts or {})}, location=location)
 
 
 def rerender(diagnosis: Diagnosis, rulebase: RuleBase | None = None) -> None:

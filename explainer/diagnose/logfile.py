@@ -14,8 +14,8 @@ import shutil
 import subprocess
 from typing import IO, Iterator
 
+from .logblocks import SkippableBlock
 from .logpatterns import TRIGGER_LITERALS
-from .logscan import SkippableBlock
 
 GREP_MIN_BYTES = 16 << 20  # below this, starting grep costs more than it saves
 BLOCK_BYTES = 1 << 20

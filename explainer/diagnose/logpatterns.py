@@ -20,10 +20,14 @@ PREFIX_RES = [
     # bracketed glog, as ProcessGroupNCCL prints it: [E501 10:10:05.408271257 ProcessGroupNCCL.cpp:607]
     # and, in older versions, [E ProcessGroupNCCL.cpp:737]
     re.compile(r"^\[[EWIF](?:\d{4} \d{2}:\d{2}:\d{2}\.\d+)?\s*(?:\d+\s+)?[\w./-]+:\d+\]\s*"),
+    # docker compose's service column: "sdwebui  | ", "app-1  | "
+    re.compile(r"^[A-Za-z0-9][\w.-]*\s+\|(?: |$)"),
     # markdown quotes
     re.compile(r"^>\s?"),
 ]
-CONTINUATION_PREFIXES = (PREFIX_RES[-1],)  # a quoted line continues the quote; others start a record
+# a quoted line continues the quote, a container's line its output; other prefixes start a record
+CONTINUATION_PREFIXES = tuple(PREFIX_RES[-2:])
+EMPTY_AFTER_PREFIX = (PREFIX_RES[-2],)  # other prefixes with nothing after them are a value (elastic's table)
 # Messages some components log without a 'SomeError:' header. Each pattern has a 'message' group
 # (where the explained text starts) and may have a 'rank' group.
 MARKER_RES = [
@@ -52,9 +56,13 @@ OPENER_RES = [
     re.compile(r"^(?P<message>Caught [A-Z]\w* in DataLoader worker process \d+\.?)\s*$"),
     # A C++ exception nothing caught: std::terminate names its type; its what() follows on the next line.
     re.compile(r"^\s*(?P<message>terminate called after throwing an instance of '[\w:]+')\s*$"),
+    # Anomaly mode's warning (glog's "[W python_anomaly_mode.cpp:104] " already stripped): the frames of
+    # the forward call that made the failing backward follow.
+    re.compile(r"^(?P<message>Warning: Error detected in \w+\..*)$"),
 ]
 VSCODE_OPENER = OPENER_RES[1]
 TERMINATE_OPENER = OPENER_RES[3]
+FORWARD_TRACE_RE = re.compile(r"Traceback of forward call that caused the error:\s*$")
 WHAT_RE = re.compile(r"^\s*what\(\):\s")
 # Anything that could begin an error: a block of log without any of these is skipped unread.
 # A frame line counts: pasted tracebacks often lose their first line.
@@ -73,8 +81,11 @@ EXCEPTION_RE = re.compile(
 # Parts of a message that torch prints after a blank line (dynamo's "from user code:" and its hints).
 # ComfyUI names the node that failed: "Error occurred when executing SUPIR_Upscale:" (before 2024), or its
 # error report's "- **Node Type:** ExpressionEditor".
-COMFY_NODE_RE = re.compile(r"^\s*(?:Error occurred when executing (?P<running>[\w.\- ]+?):|"
+COMFY_NODE_RE = re.compile(r"^\s*(?:Error occurred when executing (?P<running>[\w.\- ]+?)(?:\s*\([^()]*\))?:|"
                            r"[-*]?\s*\**Node Type:\**\s*(?P<type>[\w.\-]+))\s*$")
+# The error dialog of ComfyUI's newer frontend, copied: the node's class name alone on the first line
+# ("VAEEncode", "WanVideoSampler"), then the message without its type.
+COMFY_TITLE_RE = re.compile(r"^(?!\w*(?:Error|Exception|Warning|Interrupt|Exit|Traceback)$)(?=[A-Z]\w*[a-z])[A-Z]\w*[A-Z]\w*$")
 AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceback:|Set TORCH_LOGS=|"
                             r"Set torch\._dynamo\.config\.|You can suppress this exception|"
                             # torch.onnx.export's report: "## Exception summary", then "<class 'KeyError'>: ..."
@@ -121,4 +132,8 @@ def node_named(line: str) -> str:
 
 def comfyui_node(text: str) -> str:
     """The ComfyUI node a pasted message names, or ""."""
-    return next((node for line in text.splitlines() if (node := node_named(line))), "")
+    named = next((node for line in text.splitlines() if (node := node_named(line))), "")
+    if named:
+        return named
+    title, _, rest = text.strip().partition("\n")
+    return title.strip() if rest.strip() and COMFY_TITLE_RE.match(title.strip()) else ""

@@ -8,25 +8,26 @@ DataLoader worker's embedded "Original Traceback".
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from explainer._diagnosis import Location
 
 from .logpatterns import (AFTER_BLANK_RE, ANSI_RE, AUTOLINK_RE, CHAIN_RE, CONTINUATION_PREFIXES, DEDUPE_RES,
-                          EMBEDDED_RE, EXCEPTION_RE, INLINE_CODE_RE, PREFIX_RES, RANK_RE, REPRO_PART_RE,
-                          TERMINATE_OPENER, TRACEBACK_RE, TRIGGER_RE, VSCODE_OPENER, WHAT_RE, marker_match,
+                          COMFY_TITLE_RE, EMBEDDED_RE, EMPTY_AFTER_PREFIX, EXCEPTION_RE, FORWARD_TRACE_RE, INLINE_CODE_RE, PREFIX_RES, RANK_RE, REPRO_PART_RE,
+                          TERMINATE_OPENER, TRACEBACK_RE, VSCODE_OPENER, WHAT_RE, marker_match,
                           node_named, opener_match)
 from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, RAISE_RE, WRAP_WIDTH, Frame, frame_match,
-                         frames_below, frames_location, with_failed_assert)
+                         frames_below, frames_location, RichBox, with_failed_assert)
 
 MAX_MESSAGE_LINES = 80
 MAX_MESSAGE_CHARS = 100_000
 MAX_LINE_CHARS = 20_000
 
-MAX_PENDING_CHARS = 1 << 20
 STALE_LINES = 256
 MAX_STREAMS = 1024
+BEFORE_LINES = 4  # log lines kept as what was printed just before an error (rules' context patterns read them)
 
 
 @dataclass
@@ -41,6 +42,7 @@ class FoundError:
     warning: bool = False  # a warning is worth reporting only when a rule explains it
     logged_line: bool = False  # one log line (a marker), often followed by a fuller report of the same failure
     node: str = ""  # the ComfyUI node that was running, where the log names it
+    before: list[str] = field(default_factory=list)  # the last lines outside any record printed before it
 
     def location(self) -> Location | None:
         return frames_location(self.frames)
@@ -60,7 +62,7 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool]:
         line = line[found.end():]
     for prefix in PREFIX_RES:
         stripped = prefix.sub("", line, count=1)
-        if stripped != line and stripped.strip():  # a bare timestamp is a value (the elastic report's table)
+        if stripped != line and (stripped.strip() or prefix in EMPTY_AFTER_PREFIX):
             line, new_record = stripped, prefix not in CONTINUATION_PREFIXES
             break
     if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
@@ -109,11 +111,15 @@ class _Stream:
         self.embedded_depth = 0
         self.vscode = False
         self.terminate = False  # the open record is a C++ exception std::terminate reported
+        self.forward_trace = False  # the open record is anomaly mode's warning: the forward call's frames follow
         self.blank_lines = 0
         self.fence = ""  # "closed", "reopened": a code block ended inside a message
         self.previous = ""  # the line before, for wrapped lines and a statement pasted above its error
         self.repl_statement = ""  # the last '>>> ' line: the code of a "<stdin>" frame
         self.node = ""  # the ComfyUI node named last, given to the next error found
+        self.titled = False  # that node was a paste's first line, not a line that names it
+        self.rich = RichBox()
+        self.recent: deque[str] = deque(maxlen=BEFORE_LINES)  # lines outside records since the last one ended
 
     def finish(self) -> FoundError | None:
         done = self.current
@@ -129,14 +135,23 @@ class _Stream:
             if done.frames:
                 done.text = with_failed_assert(done.text, done.frames[-1].code)
         self.current, self.lines, self.embedded_depth, self.blank_lines, self.fence = None, [], 0, 0, ""
+        if done is not None:
+            self.recent.clear()
         return done
 
     def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
+        if (boxed := self.rich.unbox(line)) is not None:
+            line = boxed
         if line.startswith((">>> ", ">> ")):  # (a markdown quote took one '>')
             self.repl_statement = line.split(" ", 1)[1].strip()
         elif node := node_named(line):
-            self.node = node
+            self.node, self.titled = node, False
+        elif number == 1 and COMFY_TITLE_RE.match(line.strip()):
+            self.node, self.titled = line.strip(), True  # ComfyUI's error dialog: the node, then its error
+        idle = self.current is None and not self.in_traceback
         yield from self._feed(number, line, rank, new_record)
+        if idle and self.current is None and not self.in_traceback and line.strip():
+            self.recent.append(line.strip())
         self.previous = line
 
     def cut_traceback(self, number: int, rank: int | None) -> FoundError | None:
@@ -147,12 +162,14 @@ class _Stream:
         if found is None:
             return None
         text = f"{found.group('type')}: {found.group('msg')}"
-        return FoundError(text, self.frames, number, [rank] if rank is not None else [])
+        return FoundError(text, self.frames, number, [rank] if rank is not None else [], before=list(self.recent))
 
     def _feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
         seen = _Line.read(line)
         was_open = self.current is not None
         if was_open:
+            if self.forward_trace and self._forward_frame(seen):
+                return
             if self._held_back(seen):
                 return
             yield from self._close_fence(seen)
@@ -172,9 +189,24 @@ class _Stream:
         if seen.header or seen.opener:
             self._open_message(number, seen, ranks, was_open)
         elif seen.marker is not None:
-            yield self._logged_line(number, seen, ranks)
+            yield self._logged_line(number, seen, ranks, list(self.recent))
         else:
             yield from self._outside_message(number, line, rank, ranks)
+
+    def _forward_frame(self, seen: _Line) -> bool:
+        """A frame of the forward call anomaly mode printed, or its code: the record's frames, not its text."""
+        frames = self.current.frames
+        frame = frame_match(seen.line)
+        if frame is not None:
+            frames.append(frame)
+            return True
+        if frames and seen.line.startswith("  ") and seen.stripped:
+            if set(seen.stripped) <= set("^~ "):
+                return True
+            if not frames[-1].code:
+                frames[-1].code = seen.stripped
+                return True
+        return False
 
     def _finished(self) -> Iterator[FoundError]:
         done = self.finish()
@@ -218,7 +250,9 @@ class _Stream:
         # TorchScript's errors are 'RuntimeError: ', then the message after a blank line.
         header_only = len(self.lines) == 1 and self.lines[0].rstrip().endswith(":")
         repro = self._offers_repro() and REPRO_PART_RE.match(seen.stripped)
-        if AFTER_BLANK_RE.match(seen.stripped) or header_only or repro:
+        # VS Code's frames may follow its message after a blank line
+        frames_below = self.vscode and frame_match(seen.line) is not None
+        if AFTER_BLANK_RE.match(seen.stripped) or header_only or repro or frames_below:
             self.lines.extend([""] * self.blank_lines)
         else:
             yield from self._finished()
@@ -306,17 +340,21 @@ class _Stream:
             frames = [Frame("", 0, code=self.previous.strip())]  # no file known, only the statement
         if opener is not None and opener.groupdict().get("path"):
             frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
-        self.current = FoundError("", frames, number, ranks, warning=warning, node=self.node)
-        self.node = ""
+        node = "" if self.titled and number > 3 else self.node  # a title names the error just below it
+        self.current = FoundError("", frames, number, ranks, warning=warning, node=node, before=list(self.recent))
+        self.node, self.titled = "", False
         self.lines = [first]
         self.vscode = opener is not None and opener.re is VSCODE_OPENER
         self.terminate = opener is not None and opener.re is TERMINATE_OPENER
+        self.forward_trace = bool(FORWARD_TRACE_RE.search(first))
+        if self.forward_trace:
+            self.current.frames = []  # where the warning was issued (torch's autograd) says nothing
         if first.endswith("Traceback (most recent call last):"):
             self.embedded_depth = 1  # torch 0.4's worker re-raise: "IndexError: Traceback (most ...", frames, error
         self.in_traceback, self.frames = False, []
 
     @staticmethod
-    def _logged_line(number: int, seen: _Line, ranks: list[int]) -> FoundError:
+    def _logged_line(number: int, seen: _Line, ranks: list[int], before: list[str]) -> FoundError:
         """A message logged without an 'Error:' header (the NCCL watchdog): complete in one line."""
         marker = seen.marker
         marker_rank = marker.groupdict().get("rank")
@@ -325,7 +363,7 @@ class _Stream:
         text = seen.line[marker.start("message"):].strip()
         if marker_rank is not None:
             text = f"[Rank {marker_rank}] {text}"  # the rank the component named, kept in the message
-        return FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True)
+        return FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True, before=before)
 
     def _outside_message(self, number: int, line: str, rank: int | None, ranks: list[int]) -> Iterator[FoundError]:
         if self.in_traceback and not line.startswith(" "):
@@ -358,7 +396,7 @@ def _is_warning(error_type: str) -> bool:
     return error_type.endswith("Warning")
 
 
-class _Scanner:
+class Scanner:
     """Lines in, errors out. Lines tagged with a rank ([rank3]:) are scanned as that rank's own
     stream, so tracebacks that several processes print at once, interleaved, are still read whole."""
 
@@ -383,27 +421,33 @@ class _Scanner:
                 if done is not None:
                     yield done
 
+    def _stream(self, rank: int | None) -> _Stream | None:
+        """The rank's stream, opened on its first line (None past MAX_STREAMS ranks)."""
+        stream = self.streams.get(rank)
+        if stream is None and len(self.streams) < MAX_STREAMS:
+            stream = self.streams[rank] = _Stream()
+        return stream
+
     def feed(self, number: int, raw: str) -> Iterator[FoundError]:
         line, rank, new_record = clean_line_record(raw)
-        stream = self.streams.get(rank)
+        stream = self._stream(rank)
         if stream is None:
-            if len(self.streams) >= MAX_STREAMS:
-                return
-            stream = self.streams[rank] = _Stream()
+            return
         self.last_line[rank] = number
         yield from stream.feed(number, line, rank, new_record)
         if number % STALE_LINES == 0:
             yield from self.expire(number)
 
-    def remember(self, raw: str) -> None:
-        """A line skipped unread: only kept as the line before the next one."""
-        line, rank, _ = clean_line_record(raw)
-        stream = self.streams.get(rank)
-        if stream is not None:
+    def remember(self, tail: list[str]) -> None:
+        """The last lines of a block skipped unread (no error was open): kept as the lines before the next one."""
+        for raw in tail:
+            line, rank, _ = clean_line_record(raw)
+            stream = self._stream(rank)
+            if stream is None:
+                continue
             stream.previous = line
-        elif len(self.streams) < MAX_STREAMS:
-            self.streams[rank] = _Stream()
-            self.streams[rank].previous = line
+            if line.strip():
+                stream.recent.append(line.strip())
 
     def finish(self) -> Iterator[FoundError]:
         for rank, stream in self.streams.items():
@@ -417,68 +461,9 @@ class _Scanner:
 
 def scan(lines: Iterable[str]) -> Iterator[FoundError]:
     """Every error in the input, in order, as soon as it is complete (memory stays flat)."""
-    scanner = _Scanner()
+    scanner = Scanner()
     for number, raw in enumerate(lines, start=1):
         yield from scanner.feed(number, raw)
-    yield from scanner.finish()
-
-
-@dataclass
-class SkippableBlock:
-    """Whole lines of a file, undecoded: whether a trigger literal occurs in them (found by grep), and
-    the number of their first line where it is known (always when they hold a trigger)."""
-
-    data: bytes
-    has_trigger: bool
-    first_line: int | None = None
-
-    def decode(self) -> str:
-        text = self.data.decode("utf-8", "replace")
-        return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text  # universal newlines
-
-    def last_line(self) -> str:
-        data = self.data.rstrip(b"\r\n")
-        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
-        return data[cut:].decode("utf-8", "replace")
-
-
-def scan_blocks(blocks: Iterable[str | SkippableBlock]) -> Iterator[FoundError]:
-    """scan() over text read in large blocks: a block with nothing that could start an error, read
-    while no error is open, is skipped whole, so a long healthy training log costs one regex search
-    per block rather than the full treatment of every line. A SkippableBlock (whole lines) says
-    itself whether it holds a trigger and is decoded only when it is read."""
-    scanner = _Scanner()
-    number = 0
-    pending = ""
-    for block in blocks:
-        if isinstance(block, SkippableBlock):
-            if scanner.idle() and not block.has_trigger and not pending:
-                scanner.remember(block.last_line())  # not counted: the next block read knows its first line
-                continue
-            if block.first_line is not None:
-                number = block.first_line - 1
-            block = block.decode()
-        text = pending + block
-        cut = text.rfind("\n") + 1
-        if cut == 0 and len(text) < MAX_PENDING_CHARS:
-            pending = text
-            continue
-        if cut == 0:  # no newline in a huge run of text (binary junk): treat it as one line
-            cut = len(text)
-        body, pending = text[:cut], text[cut:]
-        if scanner.idle() and not TRIGGER_RE.search(body):
-            number += body.count("\n") + (not body.endswith("\n"))
-            # the last line may be the statement an error in the next block names
-            scanner.remember(body[body.rfind("\n", 0, len(body) - 1) + 1:].rstrip("\n"))
-            continue
-        lines = body.split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        for raw in lines:
-            number += 1
-            yield from scanner.feed(number, raw)
-    if pending:
-        yield from scanner.feed(number + 1, pending)
     yield from scanner.finish()
 
 

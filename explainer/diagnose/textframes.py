@@ -123,3 +123,56 @@ def with_failed_assert(text: str, code: str) -> str:
     if text.strip() in ("AssertionError", "AssertionError:") and code.lstrip().startswith("assert "):
         return f"AssertionError\n{code.strip()}"
     return text
+
+
+# rich.traceback's box (kohya_ss, typer, Lightning's rich handlers): a title border, one panel line per
+# frame ("path.py:397 in f", the path cut at the box's width), numbered source lines with the failing
+# one marked ❱, nested locals panels; a long message may sit in a panel of its own.
+RICH_TITLE_RE = re.compile(r"^\s*╭─+ Traceback \(most recent call last\) ─+╮\s*$")
+RICH_PANEL_RE = re.compile(r"^\s*│(?P<inner>.*?)│?\s*$")
+RICH_FRAME_RE = re.compile(r"^(?P<file>\S.*?\.pyx?|<[\w\s.-]+>):(?P<line>\d+) in\s*(?P<func>[\w<>.]*)$")
+RICH_NO_FILE_RE = re.compile(r"^in (?P<func>[\w<>.]+):(?P<line>\d+)$")  # a frame whose source rich could not read
+RICH_PATH_CUT_RE = re.compile(r"^(?:/|[A-Za-z]:\\|~|\.\.?/)\S*$")  # a path that goes on in the next line
+RICH_CODE_RE = re.compile(r"^\s*(?P<arrow>❱)?\s*\d+(?:\s*│|\s|$)(?P<code>.*)$")
+RICH_FUNC_RE = re.compile(r"^\s*(?:<\w+>|[A-Za-z_][\w.]*)\s*$")
+RICH_BOX_CHARS = "│╭╰"
+
+
+class RichBox:
+    """Reads the lines of rich boxes back as Python's own traceback prints them."""
+
+    def __init__(self) -> None:
+        self.cut = ""  # the beginning of a frame's path, cut at the box's edge
+
+    def unbox(self, line: str) -> str | None:
+        """The line as Python would print it ("" for what it leaves out: borders, source lines around
+        the failing one, locals), or None for a line outside any box."""
+        stripped = line.lstrip()
+        if not stripped or stripped[0] not in RICH_BOX_CHARS:
+            self.cut = ""
+            return None
+        if RICH_TITLE_RE.match(line):
+            return "Traceback (most recent call last):"
+        panel = RICH_PANEL_RE.match(line)
+        if stripped[0] != "│" or panel is None or panel.group("inner").lstrip()[:1] in ("│", "╭", "╰"):
+            return ""  # a border, or a nested locals panel
+        return self._panel_text(panel.group("inner").strip())
+
+    def _panel_text(self, inner: str) -> str:
+        cut, self.cut = self.cut, ""
+        frame = RICH_FRAME_RE.match(cut + inner)
+        if frame is not None:
+            func = f", in {frame.group('func')}" if frame.group("func") else ""
+            return f'  File "{frame.group("file")}", line {frame.group("line")}{func}'
+        no_file = RICH_NO_FILE_RE.match(inner)
+        if no_file is not None:
+            return f'  File "<{no_file.group("func")}>", line {no_file.group("line")}, in {no_file.group("func")}'
+        if RICH_PATH_CUT_RE.match(inner):
+            self.cut = inner
+            return ""
+        code = RICH_CODE_RE.match(inner)
+        if code is not None:
+            return "    " + code.group("code").replace("│", " ").strip() if code.group("arrow") else ""
+        if RICH_FUNC_RE.match(inner):
+            return ""  # the function name of a frame line that rich wrapped
+        return inner  # text in a panel: a message rich wrapped in its box

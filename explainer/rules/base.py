@@ -112,6 +112,23 @@ def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None) -> Match
     return None
 
 
+def context_facts(rule: Rule, before: str) -> dict[str, Any]:
+    """What the rule's context patterns find in the lines a log printed just before the error."""
+    if not rule.context_sources or not before:
+        return {}
+    import regex
+
+    facts: dict[str, Any] = {}
+    for source in rule.context_sources:
+        try:
+            found = regex.compile(source).search(before, timeout=MATCH_TIMEOUT_S)
+        except TimeoutError:
+            continue
+        if found is not None:
+            facts.update({k: _number(v) for k, v in found.groupdict().items() if v is not None and k not in facts})
+    return facts
+
+
 def _number(value: str) -> Any:
     stripped = value.strip()
     if stripped.lstrip("-").isdigit() and len(stripped) < 30:

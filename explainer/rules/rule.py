@@ -19,7 +19,7 @@ ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
 KNOWN_FIELDS = {
     "id", "kind", "category", "title", "priority", "patterns", "summary", "fixes", "probes",
-    "examples", "counter_examples", "fixture", "related", "tags", "facts",
+    "examples", "counter_examples", "fixture", "related", "tags", "facts", "context",
 }
 # "error" rules match exception messages; "signal" rules are raised by the training monitor and
 # curve analysis from measured facts, so they have no patterns.
@@ -64,6 +64,8 @@ class Rule:
     kind: str = "error"
     facts: list[str] = field(default_factory=list)
     literals: list[list[list[str]] | None] = field(default_factory=list)
+    # patterns for the lines a log printed just before the error: values its own text leaves out
+    context_sources: list[str] = field(default_factory=list)
     _compiled: list[Any] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -260,7 +262,9 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     else:
         compiled, groups, patterns_ok = _compile_patterns(raw_patterns, fail)
     probes = _string_list(data.get("probes"), "probes", fail)
-    provided = set(COMMON_FACTS) | groups | set(declared_facts) | _probe_facts(probes, known_probes, fail)
+    context = _string_list(data.get("context"), "context", fail)
+    context_groups = _compile_patterns(context, fail, "context")[1]
+    provided = set(COMMON_FACTS) | groups | context_groups | set(declared_facts) | _probe_facts(probes, known_probes, fail)
     summary = _string_list(data.get("summary"), "summary", fail, required=True)
     fixes = _fix_list(data.get("fixes"), fail)
     _check_templates(summary, fixes, provided, groups if patterns_ok and not is_signal else None, fail, cache,
@@ -285,6 +289,7 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
         fixes=fixes, probes=probes, examples=examples, counter_examples=counter_examples,
         body=body, file=file, priority=priority, fixture=fixture, related=related, tags=tags,
         pack=pack, line=lines.get("id", 2), kind=kind, facts=declared_facts, literals=cached_literals or [],
+        context_sources=context,
     )
 
 
@@ -312,7 +317,7 @@ def _check_header(data: dict, fail) -> tuple[Any, str, Any, Any]:
     return category, title, priority, kind
 
 
-def _compile_patterns(sources: list[str], fail) -> tuple[list, set[str], bool]:
+def _compile_patterns(sources: list[str], fail, fld: str = "patterns") -> tuple[list, set[str], bool]:
     """(compiled patterns, their named groups, whether all compiled)."""
     import regex
 
@@ -322,7 +327,7 @@ def _compile_patterns(sources: list[str], fail) -> tuple[list, set[str], bool]:
             compiled.append(regex.compile(source))
             groups.update(compiled[-1].groupindex)
         except regex.error as exc:
-            fail(f"patterns[{i}]", f"pattern does not compile: {exc}")
+            fail(f"{fld}[{i}]", f"pattern does not compile: {exc}")
             ok = False
     return compiled, groups, ok
 

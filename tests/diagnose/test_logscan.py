@@ -17,7 +17,7 @@ from explainer.diagnose.explain import exception_text
 from explainer.diagnose.logscan import dedupe_key, scan
 from explainer.diagnose.render import render_text
 
-from conftest import ROOT, raise_fixture, run_explainer
+from conftest import ROOT, raise_fixture, run_explainer, run_python
 
 LOGS = ROOT / "fixtures" / "logs"
 
@@ -227,6 +227,11 @@ def test_vs_code_exception_has_occurred_joins_type_and_message():
     text = _corpus_message("https://github.com/ashutosh1807/PixelFormer/issues/18", "shape.yaml", "view_invalid_shape")
     found = list(scan(text.splitlines()))
     assert found[0].text.startswith("RuntimeError: shape '[16, 34, 34, 512]' is invalid for input of size 8921088")
+    # its frames, innermost first, may follow after a blank line
+    text = _corpus_message("https://github.com/Guillem96/madgan-pytorch/issues/3", "shape.yaml")
+    found = list(scan(text.splitlines()))
+    assert found[0].text == "RuntimeError: input.size(-1) must be equal to input_size. Expected 32, got 4"
+    assert found[0].location().code == "rnn_output, _ = self.lstm(x)"
 
 
 def test_a_folded_log_line_is_not_folded_again_into_a_later_report():
@@ -404,6 +409,10 @@ def test_where_torchs_cpp_raised_is_named_from_the_exception_raised_from_line():
 @pytest.mark.parametrize("source, node", [
     ("https://github.com/kijai/ComfyUI-SUPIR/issues/47", "SUPIR_Upscale"),  # "Error occurred when executing X:"
     ("https://github.com/Comfy-Org/ComfyUI/issues/4996", "ExpressionEditor"),  # its error report's "Node Type"
+    ("https://github.com/storyicon/comfyui_segment_anything/issues/37", "GroundingDinoSAMSegment"),  # "X (title):"
+    # the newer frontend's dialog: the node's name on the first line, then the error, with or without its type
+    ("https://github.com/kijai/ComfyUI-WanVideoWrapper/issues/92", "WanVideoSampler"),
+    ("https://github.com/ROCm/legacy-rocm-build/issues/5264", "VAEEncode"),
 ])
 def test_the_comfyui_node_that_failed_is_named(source, node):
     diagnosis = explain_stream(io.StringIO(_corpus_message(source)))[0]
@@ -493,3 +502,81 @@ def test_a_pasted_traceback_lends_its_library_frames_to_the_rules_that_read_them
     assert diagnosis.rule == "other.nn_module_no_attribute"
     bare = exception_text(exc)
     assert [d.rule for d in explain_stream(io.StringIO(bare))] == [None]  # any object's message, alone
+
+
+def test_anomaly_warning_keeps_the_forward_frames_as_its_location():
+    """detect_anomaly prints the forward call that made the NaN below its warning: that is where to look."""
+    stderr = run_python(str(ROOT / "fixtures" / "autograd" / "anomaly_nan_log.py")).stderr
+    found = list(scan(stderr.splitlines()))
+    warning = next(f for f in found if "Error detected in LogBackward0" in f.text)
+    assert warning.warning and "File " not in warning.text
+    assert warning.location().file.endswith("anomaly_nan_log.py")
+    assert warning.location().code == "log_probs = torch.log(probs)"
+    assert any(f.text.startswith("RuntimeError: Function 'LogBackward0' returned nan") for f in found)
+    glog = _corpus_message("https://github.com/Dmmm1997/DenseUAV/issues/7", "dtype_autograd.yaml")
+    pasted = next(f for f in scan(glog.splitlines()) if "SoftmaxBackward0" in f.text)
+    assert pasted.location().code == "softmax_output2 = F.softmax(outputs2 - max_output2, dim=1)"
+
+
+def test_docker_compose_service_column_is_read_as_a_prefix():
+    text = _corpus_message("https://github.com/simonmcnair/stable-diffusion-webui-docker/issues/7", "r8_b.yaml")
+    found = list(scan(text.splitlines()))
+    assert found[-1].text.startswith("RuntimeError: CUDA error: no kernel image is available")
+    assert found[-1].frames[-1].func == "embedding"
+    # a real message printed through the same column
+    message = exception_text(raise_fixture("fixtures/shape/linear_in_features.py"))
+    found = list(scan(f"app-1  | {line}" for line in ["epoch 3", *message.splitlines(), ""]))
+    assert [f.text for f in found] == [message.strip()]
+
+
+RICH_RUN = ("import runpy, sys; from rich.traceback import install; install(width={width}); "
+            "runpy.run_path(sys.argv[1], run_name='__main__')")
+
+
+@pytest.mark.parametrize("width", [80, 140])
+def test_a_rich_traceback_box_is_read_like_python_s_own(width):
+    """rich.traceback's box, as kohya_ss or typer print it: frames (paths cut at the box's edge), the
+    marked source line, the error below the box."""
+    script = ROOT / "fixtures" / "shape" / "linear_in_features.py"
+    stderr = run_python("-c", RICH_RUN.format(width=width), str(script)).stderr
+    assert "╭" in stderr and "❱" in stderr
+    [diagnosis] = explain_stream(io.StringIO(stderr))
+    assert diagnosis.rule == "shape.matmul"
+    assert diagnosis.location.file == str(script) and diagnosis.location.code == "return self.fc(x)"
+    found = list(scan(stderr.splitlines()))
+    assert [f.frames[-1].func for f in found] == ["forward"]  # torch's Linear.forward, the innermost
+
+
+def test_a_message_rich_wrapped_in_a_panel_is_read_whole():
+    text = _corpus_message("https://github.com/Bing-su/adetailer/issues/777", "modern.yaml")
+    found = [f for f in scan(text.splitlines()) if "Weights only load failed" in f.text]
+    assert "GLOBAL ultralytics.nn.tasks.DetectionModel" in found[0].text and "│" not in found[0].text.split("\n", 1)[1]
+
+
+def test_a_rule_reads_its_context_from_the_lines_printed_before_the_error():
+    """vLLM names the GPU on the line before `RuntimeError: GPUs with compute capability below 7.0 ...`."""
+    text = _corpus_message("https://github.com/vllm-project/vllm/issues/1284", "r4_b.yaml")
+    [found] = scan(text.splitlines())
+    assert found.text.startswith("RuntimeError: GPUs with compute capability below 7.0")
+    assert "Your Tesla P100-PCIE-16GB GPU has compute capability 6.0." in found.before[-1]
+    [diagnosis] = explain_stream(io.StringIO(text))
+    assert diagnosis.rule == "device.bf16_gpu_capability" and diagnosis.facts["gpu"] == "Tesla P100-PCIE-16GB"
+    assert "Tesla P100-PCIE-16GB has compute capability 6.0" in diagnosis.summary
+    # the same message alone: the rule still answers, from what the message says
+    [alone] = explain_stream(io.StringIO(found.text))
+    assert alone.rule == "device.bf16_gpu_capability" and "gpu" not in alone.facts
+
+
+def test_dynamo_s_warnings_before_a_fullgraph_recompile_error_name_the_function_and_guard():
+    text = _corpus_message("https://github.com/microsoft/dion/issues/23", "modern.yaml")
+    [diagnosis] = explain_stream(io.StringIO(text))  # read in blocks: the warnings hold no trigger word
+    assert diagnosis.rule == "compile.recompile_limit"
+    assert diagnosis.facts["function"] == "dion2_post_orthogonalize" and diagnosis.facts["limit"] == 8
+    assert "expected 640, actual 8" in diagnosis.summary and "fullgraph=True" in diagnosis.summary
+
+
+def test_torchrun_s_sigterm_to_the_other_workers_is_told_apart_from_the_failure():
+    text = _corpus_message("https://github.com/fidelity/stoke/issues/31", "r6_b.yaml")
+    [diagnosis] = explain_stream(io.StringIO(text))
+    assert diagnosis.rule == "distributed.child_failed" and diagnosis.facts["exitcode"] == -9
+    assert "the agent sent SIGTERM to the other workers (pid 10401)" in diagnosis.summary

@@ -313,3 +313,22 @@ def test_a_crash_imports_only_the_probe_modules_its_rule_uses(tmp_path):
     assert "explainer.probes.ops.matmul" in second["after"] and "explainer.probes.layers.rnn" not in second["after"]
     assert second["diagnosis"]["rule"] == "shape.matmul" and second["diagnosis"]["culprits"]
     assert second["diagnosis"] == first["diagnosis"]
+
+
+CONTEXT = GOOD.replace("""summary:
+  - "Shard""", """context:
+  - 'acme-loader: reading (?P<path>\\S+) from shard'
+summary:
+  - "Shard {{ shard }} ({{ path }}) took {{ seconds }} s."
+  - "Shard""")
+
+
+def test_context_patterns_provide_facts_from_the_lines_before_the_error(tmp_path):
+    from explainer.rules.base import context_facts
+
+    rule = load_rule_file(_write(tmp_path, CONTEXT), known_probes=PROBES)
+    before = "epoch 3\nacme-loader: reading s3://bucket/part-7 from shard 7"
+    assert context_facts(rule, before) == {"path": "s3://bucket/part-7"}
+    assert context_facts(rule, "epoch 3") == {} and context_facts(rule, "") == {}
+    error = _error(tmp_path, CONTEXT.replace("(?P<path>\\S+)", "(?P<path>\\S+"))
+    assert error.field == "context[0]" and "does not compile" in error.message

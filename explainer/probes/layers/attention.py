@@ -49,7 +49,7 @@ def attention_operands(ctx: ProbeContext) -> Evidence | None:
 
 def _add_mask(ctx: ProbeContext, record: FrameRecord | None, facts: dict[str, Any], culprits: list) -> None:
     """The mask the message is about, when the user's code holds that very tensor under a name."""
-    local = "attn_mask" if "mask_dims" in ctx.facts else "key_padding_mask" if "expected_len" in ctx.facts else None
+    local = _mask_local(ctx.facts)
     mask = frame_tensor(record, local) if local else MISSING
     name = name_of(ctx, mask) if mask is not MISSING else None
     if name is None and local is not None:
@@ -60,6 +60,30 @@ def _add_mask(ctx: ProbeContext, record: FrameRecord | None, facts: dict[str, An
         culprits.append(describe_tensor(name, mask, role=local))
 
 
+def _mask_local(facts: dict[str, Any]) -> str | None:
+    """Which of attention's masks the message is about: its name inside multi_head_attention_forward."""
+    if "mask_dims" in facts or facts.get("mask_arg") == "attn_mask":
+        return "attn_mask"
+    if "expected_len" in facts or "expected_batch" in facts or facts.get("mask_arg") == "key_padding_mask":
+        return "key_padding_mask"
+    return None
+
+
+def _mask_fits(shape: list[int] | None, local: str, facts: dict[str, Any]) -> bool:
+    """Whether a mask of this shape is the one the message reports (its rank, sizes, length or batch)."""
+    if shape is None:
+        return False
+    if "found_rank" in facts:
+        return len(shape) == facts["found_rank"]
+    if "got_mask_shape" in facts:
+        return shape == ints_in(facts["got_mask_shape"])
+    if local == "attn_mask":
+        return shape == ints_in(facts.get("mask_dims", ""))
+    if len(shape) != 2:
+        return False
+    return shape[1] == facts.get("got_len") if "got_len" in facts else shape[0] == facts.get("got_batch")
+
+
 def _mask_argument(ctx: ProbeContext, local: str) -> tuple[str | None, Any]:
     arguments = call_arguments(innermost_user_frame(ctx.records))
     if arguments is None:
@@ -67,9 +91,7 @@ def _mask_argument(ctx: ProbeContext, local: str) -> tuple[str | None, Any]:
     for keyword, found in arguments[2].items():
         if not keyword.endswith("mask") or ("padding" in keyword) != (local == "key_padding_mask"):
             continue
-        fits = (found.shape == ints_in(ctx.facts.get("mask_dims", "")) if local == "attn_mask"
-                else found.shape is not None and len(found.shape) == 2 and found.shape[1] == ctx.facts.get("got_len"))
-        if fits and found.text == found.name:
+        if _mask_fits(found.shape, local, ctx.facts) and found.text == found.name:
             return found.name, found.tensor
     return None, MISSING
 

@@ -6,7 +6,7 @@ import ast
 from typing import Any
 
 from explainer._inspect import (MISSING, describe_module, describe_tensor, format_shape, innermost_user_frame,
-                                is_tensor, resolve, safe_getattr)
+                                is_tensor, resolve, safe_getattr, tensor_facts)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import (call_operands, failing_module, frame_tensor, literal_int, module_label,
                                                name_of, parse_expression, shape_of, user_expression, user_node)
@@ -122,3 +122,97 @@ def index_operand(ctx: ProbeContext) -> Evidence | None:
             return Evidence({"tensor_name": name, "tensor_shape": format_shape(shape), "call": ast.unparse(sub)},
                             [describe_tensor(name, value)])
     return None
+
+
+def _torch_frame(ctx: ProbeContext, name: str, path: str):
+    """The innermost frame of torch's own function name in the file ending with path."""
+    for record in reversed(ctx.records):
+        if record.name == name and record.filename.replace("\\", "/").endswith(path):
+            return record
+    return None
+
+
+def _local_int(record, name: str) -> int | None:
+    table = record.locals if record is not None else None
+    value = dict.get(table, name) if isinstance(table, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _argument_text(record, position: int, keyword: str) -> str | None:
+    """The source text of the user's failing call's argument at position or keyword, where it is a name
+    or an attribute chain (`vocab_size`, `cfg.pad_id`); literals and expressions give None."""
+    node = user_node(record)
+    if not isinstance(node, ast.Call):
+        return None
+    found = next((k.value for k in node.keywords if k.arg == keyword), None)
+    if found is None and position < len(node.args):
+        found = node.args[position]
+    return ast.unparse(found) if isinstance(found, (ast.Name, ast.Attribute)) else None
+
+
+@probe("embedding_padding_idx", provides=("num_embeddings", "padding_idx", "rows_name", "pad_name", "layer",
+                                          "needed_embeddings"))
+def embedding_padding_idx(ctx: ProbeContext) -> Evidence | None:
+    """An nn.Embedding / nn.EmbeddingBag (or F.embedding) built with a padding_idx outside its rows: both numbers,
+    and the user's variables that gave them (`nn.Embedding(vocab_size, 256, padding_idx=pad_id)`)."""
+    built = _torch_frame(ctx, "__init__", "torch/nn/modules/sparse.py")
+    functional = None if built is not None else _torch_frame(ctx, "embedding", "torch/nn/functional.py")
+    if built is not None:
+        owner = dict.get(built.locals, "self") if isinstance(built.locals, dict) else None
+        rows, layer = _local_int(built, "num_embeddings"), f"nn.{type(owner).__name__}" if owner is not None else "nn.Embedding"
+    elif functional is not None:
+        weight = frame_tensor(functional, "weight")
+        rows, layer = (shape_of(weight)[0] if is_tensor(weight) and shape_of(weight) else None), "F.embedding"
+    else:
+        return None
+    padding_idx = _local_int(built or functional, "padding_idx")
+    if rows is None or padding_idx is None:
+        return None
+    facts: dict[str, Any] = {"num_embeddings": rows, "padding_idx": padding_idx, "layer": layer}
+    if padding_idx >= rows:
+        facts["needed_embeddings"] = padding_idx + 1
+    culprits = []
+    record = innermost_user_frame(ctx.records)
+    # nn.Embedding(num_embeddings, embedding_dim, padding_idx); F.embedding(input, weight, padding_idx)
+    arguments = (("rows_name", 0, "num_embeddings", rows),) if built is not None else ()
+    for fact, position, keyword, value in arguments + (("pad_name", 2, "padding_idx", padding_idx),):
+        text = _argument_text(record, position, keyword)
+        if text is not None:
+            facts[fact] = text
+            culprits.append({"name": text, "kind": "value", "type": "int", "repr": str(value)})
+    return Evidence(facts, culprits)
+
+
+_BAG_ARGUMENTS = (("input", "input"), ("offsets", "offsets"), ("per_sample_weights", "weights"))
+
+
+@probe("embedding_bag_operands", provides=("module", "mode", "input_name", "input_shape", "offsets_name",
+                                           "offsets_shape", "weights_name", "weights_shape", "weights_dtype"))
+def embedding_bag_operands(ctx: ProbeContext) -> Evidence | None:
+    """The nn.EmbeddingBag that refused its call, and the ids, offsets and per_sample_weights it got, by the names
+    the user's code gives them."""
+    record, module = failing_module(ctx, "EmbeddingBag")
+    _, expr = user_expression(ctx)
+    if module is not None:
+        label = module_label(ctx, module, expr)
+        facts: dict[str, Any] = {"module": label}
+        mode = safe_getattr(module, "mode")
+        culprits = [describe_module(label, module)]
+    else:
+        # F.embedding_bag reshapes its arguments before some checks: its own frame only where no module ran.
+        record = _torch_frame(ctx, "embedding_bag", "torch/nn/functional.py")
+        if record is None:
+            return None
+        facts, culprits, mode = {}, [], dict.get(record.locals, "mode") if isinstance(record.locals, dict) else None
+    if isinstance(mode, str):
+        facts["mode"] = mode
+    for local, fact in _BAG_ARGUMENTS:
+        value = frame_tensor(record, local)
+        if value is MISSING:
+            continue
+        name = name_of(ctx, value, expr) or f"the {local} of {facts.get('module', 'embedding_bag')}"
+        facts.update({f"{fact}_name": name, f"{fact}_shape": format_shape(shape_of(value))})
+        if fact == "weights":
+            facts["weights_dtype"] = tensor_facts(value)["dtype"]
+        culprits.append(describe_tensor(name, value, role=local))
+    return Evidence(facts, culprits) if culprits else None

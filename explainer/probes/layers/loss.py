@@ -105,3 +105,46 @@ def loss_size_text(ctx: ProbeContext) -> Evidence | None:
     if clash is not None:
         facts["clash_dim"], facts["clash_input"], facts["clash_target"] = clash
     return Evidence(facts)
+
+
+_CTC_ARGUMENTS = ("log_probs", "targets", "input_lengths", "target_lengths")
+
+
+def _ctc_frame(ctx: ProbeContext):
+    for record in reversed(ctx.records):
+        if record.name == "ctc_loss" and record.filename.replace("\\", "/").endswith("torch/nn/functional.py"):
+            return record
+    return None
+
+
+@probe("ctc_operands", provides=("log_probs_name", "log_probs_shape", "frames", "batch_size", "classes",
+                                 "input_lengths_name", "input_lengths_shape", "target_lengths_name",
+                                 "target_lengths_shape", "targets_name", "targets_shape", "lengths_name",
+                                 "lengths_shape"))
+def ctc_operands(ctx: ProbeContext) -> Evidence | None:
+    """F.ctc_loss / nn.CTCLoss: log_probs (T, N, C) and the targets and lengths it got, by the user's names; the
+    lengths the message refuses (its `which` group) first."""
+    record = _ctc_frame(ctx)
+    if record is None:
+        return None
+    _, expr = user_expression(ctx)
+    facts: dict[str, Any] = {}
+    found, shapes = {}, {}
+    for local in _CTC_ARGUMENTS:
+        value = frame_tensor(record, local)
+        if value is MISSING:
+            continue
+        name = name_of(ctx, value, expr) or local
+        shapes[local] = shape_of(value)
+        facts.update({f"{local}_name": name, f"{local}_shape": format_shape(shapes[local])})
+        found[local] = describe_tensor(name, value, role=local)
+    shape = shapes.get("log_probs", [])
+    if len(shape) == 3:
+        facts.update(frames=shape[0], batch_size=shape[1], classes=shape[2])
+    elif len(shape) == 2:
+        facts.update(frames=shape[0], batch_size=1, classes=shape[1])
+    which = ctx.facts.get("which")
+    if which in found:
+        facts.update(lengths_name=facts[f"{which}_name"], lengths_shape=facts[f"{which}_shape"])
+    order = [which] + [k for k in _CTC_ARGUMENTS if k != which]
+    return Evidence(facts, [found[k] for k in order if k in found])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from explainer._inspect import (MISSING, describe_module, describe_tensor, format_shape, is_tensor, module_frames,
-                                module_repr, safe_getattr)
+                                module_repr, safe_getattr, tensor_facts)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import (failing_layer, frame_tensor, ints_in, layout_text, module_label, name_of,
                                                shape_of, user_expression)
@@ -84,3 +84,31 @@ def rnn_hidden(ctx: ProbeContext) -> Evidence | None:
         facts.update(hidden_name=hidden_name, hidden_shape=format_shape(shape_of(hx)))
         culprits.append(describe_tensor(hidden_name, hx))
     return Evidence(facts, culprits)
+
+
+def _torch_frame(ctx: ProbeContext, name: str, path: str):
+    for record in reversed(ctx.records):
+        if record.name == name and record.filename.replace("\\", "/").endswith(path):
+            return record
+    return None
+
+
+@probe("packed_lengths", provides=("lengths_name", "lengths_shape", "lengths_device", "lengths_dtype"))
+def packed_lengths(ctx: ProbeContext) -> Evidence | None:
+    """The lengths pack_padded_sequence refused, as the user's code names them: the argument of the user's call
+    when its line shows it, else the tensor torch's frame holds."""
+    record = _torch_frame(ctx, "pack_padded_sequence", "torch/nn/utils/rnn.py")
+    value = frame_tensor(record, "lengths")
+    if value is MISSING:
+        return None
+    _, expr = user_expression(ctx)
+    name = name_of(ctx, value, expr)
+    if name is None and expr is not None and expr.kind == "call" and len(expr.operands) >= 2:
+        # pack_padded_sequence(x, lengths, ...): the second argument, when it is the same tensor under a name.
+        second = expr.operands[1]
+        name = second.text if is_tensor(second.value) and second.text.replace(".", "").isidentifier() else None
+    name = name or "lengths"
+    facts = tensor_facts(value)
+    evidence = {"lengths_name": name, "lengths_shape": format_shape(facts["shape"]), "lengths_device": facts["device"],
+                "lengths_dtype": facts["dtype"]}
+    return Evidence(evidence, [describe_tensor(name, value, role="lengths")])

@@ -7,6 +7,7 @@ from typing import Any
 
 from explainer._inspect import FrameRecord, describe_tensor, format_shape, innermost_user_frame, is_tensor, resolve
 from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.derived import argument
 from explainer.probes.readers.operands import shape_of, user_node
 
 
@@ -26,8 +27,26 @@ def _binop_tensors(record: FrameRecord):
     for sub in pairs:
         value = resolve(sub, namespace)
         if is_tensor(value):
-            found.append((ast.unparse(sub), value))
+            found.append((ast.unparse(sub), value, shape_of(value), ast.unparse(sub)))
+        elif (derived := _derived_operand(sub, namespace)) is not None:
+            found.append((ast.unparse(sub), derived.tensor, derived.shape, derived.name))
     return (found[0], found[1], ast.unparse(node)) if len(found) >= 2 else None
+
+
+def _is_number(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def _derived_operand(node: ast.AST, namespace: dict[str, Any], steps: int = 0):
+    """An operand that is not a plain variable but keeps a known shape: `a.unsqueeze(0)`, `b.T`, `deltas * 16`
+    (a tensor scaled by a number keeps its shape): its variable, that variable's tensor and the operand's shape."""
+    if isinstance(node, ast.BinOp) and steps < 4:
+        tensor_side = node.left if _is_number(node.right) else node.right if _is_number(node.left) else None
+        return _derived_operand(tensor_side, namespace, steps + 1) if tensor_side is not None else None
+    found = argument(node, namespace)
+    return found if found is not None and found.shape is not None else None
 
 
 @probe("broadcast_operands", provides=(
@@ -39,8 +58,7 @@ def broadcast_operands(ctx: ProbeContext) -> Evidence | None:
     found = _binop_tensors(record) if record is not None else None
     if found is None:
         return None
-    (a_name, a), (b_name, b), text = found
-    sa, sb = shape_of(a), shape_of(b)
+    (a_name, a, sa, a_var), (b_name, b, sb, b_var), text = found
     facts: dict[str, Any] = {"a_name": a_name, "a_shape": format_shape(sa), "b_name": b_name,
                              "b_shape": format_shape(sb), "expression": text}
     dim = ctx.facts.get("dim")
@@ -62,4 +80,4 @@ def broadcast_operands(ctx: ProbeContext) -> Evidence | None:
                     facts["column_shape"] = format_shape([sx[0]] + [1] * ones)
                     break
             break
-    return Evidence(facts, [describe_tensor(a_name, a), describe_tensor(b_name, b)])
+    return Evidence(facts, [describe_tensor(a_var, a), describe_tensor(b_var, b)])

@@ -166,6 +166,14 @@ def _assignment_before(chain, name: str) -> tuple[ast.AST | None, bool]:
     return None, False
 
 
+def assignment_of(record: FrameRecord, name: str) -> ast.AST | None:
+    """The value last assigned to name before the frame's failing statement, where nothing else could have set it."""
+    function = _function_node(record)
+    chain = _block_chain(function.body, record.lineno, function) if function is not None else []
+    value, certain = _assignment_before(chain, name) if chain else (None, False)
+    return value if certain else None
+
+
 def _call_name(func: ast.AST) -> str | None:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
 

@@ -169,7 +169,7 @@ def _scan(spans: list[tuple[str, int, int]], pattern: re.Pattern[str]) -> list[t
             code = strings.sub('""', line).split("#", 1)[0].strip()
             if not code or code.startswith(('""', "''")):
                 continue
-            if pattern.search(code):
+            if pattern.search(code) and (filename, lineno, code) not in hits:  # a forward is also a frame's span
                 hits.append((filename, lineno, code))
                 if len(hits) >= MAX_HINTS:
                     return hits
@@ -224,6 +224,10 @@ def inplace_culprit(ctx: ProbeContext) -> Evidence | None:
         hits = _scan(spans, re.compile(r"\.step\(\)")) or hits
     if not hits and name:
         hits = _scan(spans, _inplace_pattern(None))
+        renamed = _inplace_variable(hits, _forward_spans(ctx.records)) if facts.get("modified_kind") == "tensor" else None
+        if renamed is not None:  # the live path (`rates`) is the forward's output; the forward calls it `h`
+            facts["modified_name"] = renamed
+            culprits.insert(0, describe_tensor(renamed, match[2], version=version))
     if hits:
         facts["inplace_code"] = _hint_text(hits)
     modules = _inplace_modules(ctx.records)
@@ -233,6 +237,36 @@ def inplace_culprit(ctx: ProbeContext) -> Evidence | None:
     if isinstance(op, str):
         facts["saved_by"] = op if op.endswith(("Backward0", "Backward1")) else f"{op}Backward0"
     return Evidence(facts, culprits) if facts else None
+
+
+_INPLACE_TARGET = r"^(\w+)\s*(?:[-+*/%@&|^]|//|\*\*)=(?!=)|^(\w+)\.\w+_\("
+
+
+def _forward_spans(records: list[FrameRecord]) -> list[tuple[str, int, int]]:
+    """The forward() of every user module in reach (where a saved activation is changed in place)."""
+    spans, seen_types = [], set()
+    for found in walk_reachable(records, Budget(objects=5_000)):
+        kind = type(found.value)
+        if not is_module(found.value) or kind in seen_types or kind.__module__.startswith("torch."):
+            continue
+        seen_types.add(kind)
+        code = getattr(kind.__dict__.get("forward"), "__code__", None)
+        if code is not None:
+            spans.append(_code_range(code))
+    return spans
+
+
+def _inplace_variable(hits: list[tuple[str, int, str]], forward: list[tuple[str, int, int]]) -> str | None:
+    """The variable of the one in-place statement inside a module's forward (`h += 1e-3` gives `h`)."""
+    names = set()
+    for filename, lineno, code in hits:
+        if not any(filename == f and first <= lineno <= last for f, first, last in forward):
+            continue
+        target = re.match(_INPLACE_TARGET, code)
+        if target is None:
+            return None
+        names.add(target.group(1) or target.group(2))
+    return names.pop() if len(names) == 1 else None
 
 
 def _dims(text: Any) -> list[int] | None:
@@ -399,7 +433,27 @@ NAN_SOURCES = {
 }
 
 
-@probe("anomaly_source", provides=("forward_op", "nan_condition", "safe_call", "forward_name", "forward_code"))
+def _input_tensors(records: list[FrameRecord], node: Any) -> list[tuple[str, Any]]:
+    """The live tensors the failing op read (`sq` in `dist = sq.sqrt()`): their grad_fn is one of node's inputs."""
+    try:
+        wanted = [fn for fn, _ in node.next_functions if fn is not None]
+        leaves = [fn.variable for fn in wanted if _node_name(fn) == "AccumulateGrad"]  # a leaf input
+    except (AttributeError, TypeError, RuntimeError):
+        return []
+    found_inputs: list[tuple[str, Any]] = []
+    for found in walk_reachable(records, Budget(objects=5_000)):
+        if not is_tensor(found.value) or any(found.value is value for _, value in found_inputs):
+            continue
+        fn = grad_fn_of(found.value)
+        if any(fn is w for w in wanted) if fn is not None else any(found.value is leaf for leaf in leaves):
+            found_inputs.append((found.path, found.value))
+            if len(found_inputs) >= len(wanted):
+                break
+    return found_inputs
+
+
+@probe("anomaly_source", provides=("forward_op", "nan_condition", "safe_call", "forward_name", "forward_code",
+                                   "forward_inputs"))
 def anomaly_source(ctx: ProbeContext) -> Evidence | None:
     """The forward operation behind a backward function that produced NaN, and where the user calls it."""
     function = ctx.facts.get("function")
@@ -415,6 +469,10 @@ def anomaly_source(ctx: ProbeContext) -> Evidence | None:
         if is_tensor(found.value) and _node_name(grad_fn_of(found.value)) == function:
             facts["forward_name"] = found.path
             culprits.append(describe_tensor(found.path, found.value))
+            inputs = _input_tensors(ctx.records, grad_fn_of(found.value))
+            if inputs:
+                facts["forward_inputs"] = ", ".join(path for path, _ in inputs)
+                culprits.extend(describe_tensor(path, value) for path, value in inputs)
             break
     call = {"Log": r"\blog\(|\.log\(", "Sqrt": r"\bsqrt\(|\.sqrt\(", "Div": r"[^/]/[^/]|\.div\(",
             "Pow": r"\*\*|\.pow\(", "Acos": r"acos\(", "Asin": r"asin\(", "Atan2": r"atan2\(",

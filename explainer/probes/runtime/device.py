@@ -16,6 +16,7 @@ from explainer._inspect import (MISSING, FrameRecord, child_modules, describe_te
                                 innermost_user_frame, is_module, is_tensor, module_frames, module_roots, name_module,
                                 resolve, resolve_text, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.producer import assignment_of
 
 MAX_TENSORS = 400  # per module walk: enough for any layer, bounded for a large model
 MAX_CULPRITS = 12
@@ -268,6 +269,24 @@ def _device_expr(record: FrameRecord | None, device: str) -> str:
     return f'"{device}"'
 
 
+def source_tensor(item: Holding, ctx: ProbeContext) -> tuple[str, Any, FrameRecord] | None:
+    """(name, tensor, frame) of the tensor a local on the odd device was taken from (`negatives = bank[idx]`): the
+    first tensor on that same device in the expression last assigned to the local."""
+    if item.kind not in ("local", "operand"):
+        return None
+    name, record = local_name(item.tensor, ctx.records)
+    value = assignment_of(record, name) if name is not None and record is not None else None
+    if value is None:
+        return None
+    namespace = record.namespace()
+    for node in ast.walk(value):
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load):
+            found = resolve(node, namespace)
+            if is_tensor(found) and found is not item.tensor and _device(found) == _device(item.tensor):
+                return ast.unparse(node), found, record
+    return None
+
+
 def explain_odd(item: Holding, ref_device: str, touched: list[Holding], ctx: ProbeContext) -> tuple[str, str]:
     """(why this tensor is on the odd device, the one change that fixes it)."""
     if item.container is not None:
@@ -302,6 +321,14 @@ def explain_odd(item: Holding, ref_device: str, touched: list[Holding], ctx: Pro
             device_arg = f"device={source}.device" if source else f"device={_device_expr(record, ref_device)}"
             return (f"{name} is created on line {lineno} without device=, so it lands on {_device(item.tensor)}",
                     f"Create `{name}` on the right device: add `{device_arg}` to `{code}` on line {lineno}.")
+    taken = source_tensor(item, ctx)
+    if taken is not None:
+        origin, record = taken[0], taken[2]
+        return (f"{item.name} is taken from {origin}, which is on {_device(item.tensor)} and was never moved to "
+                f"{ref_device}",
+                f"Move `{origin}` to {ref_device} where it is made: `{origin} = {origin}.to("
+                f"{_device_expr(record, ref_device)})`, or move what is taken from it: `{item.name} = "
+                f"{item.name}.to({_device_expr(record, ref_device)})`.")
     outer, outer_record = outermost_binding(item.tensor, ctx.records)
     if outer is not None and outer_record is not None:
         where = f"before `{outer_record.code}` on line {outer_record.lineno}"
@@ -344,6 +371,9 @@ def device_operands(ctx: ProbeContext) -> Evidence | None:
     if reference is not None:
         facts["ref_name"] = reference.name
     culprits = [describe_tensor(h.name, h.tensor, role=h.kind, odd_one_out=True) for h in odd[:MAX_CULPRITS]]
+    taken = source_tensor(first, ctx)
+    if taken is not None and all(c["name"] != taken[0] for c in culprits):
+        culprits.insert(1, describe_tensor(taken[0], taken[1], role="source", odd_one_out=True))
     culprits += [describe_tensor(h.name, h.tensor, role=h.kind) for h in right[:max(0, MAX_CULPRITS - len(culprits))]]
     return Evidence(facts, culprits)
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import sys
 from typing import Any
 
-from explainer._inspect import (MISSING, describe_module, describe_tensor, find_local_instance, format_shape, is_module,
-                                is_tensor, module_repr, safe_getattr, tensor_facts, user_frames)
+from explainer._inspect import (MISSING, describe_module, describe_tensor, find_local_instance, format_shape,
+                                innermost_user_frame, is_module, is_tensor, module_repr, resolve, safe_getattr,
+                                tensor_facts, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import name_of, submodule, user_expression
+from explainer.probes.readers.operands import name_of, submodule, user_expression, user_node
 
 from .data import named_parameters
 
@@ -115,7 +117,7 @@ def _describe_list(name: str, items: list) -> dict[str, Any]:
 
 
 @probe("collective_buffers", provides=("collective", "list_name", "list_length", "list_shape", "input_name",
-                                        "input_shape", "world_size"))
+                                        "input_shape", "world_size", "output_name", "output_shape"))
 def collective_buffers(ctx: ProbeContext) -> Evidence | None:
     """The failing collective's list argument (output buffers) and its tensor, as the user's code names them."""
     record = collective_frame(ctx.records)
@@ -134,6 +136,11 @@ def collective_buffers(ctx: ProbeContext) -> Evidence | None:
         if first is not None:
             facts["list_shape"] = _shape(first)
         culprits.append(_describe_list(name, items))
+    elif is_tensor(items):
+        # all_gather_into_tensor: one output tensor that holds every rank's input, stacked in dimension 0.
+        name = name_of(ctx, items, expr) or list_arg
+        facts.update({"output_name": name, "output_shape": _shape(items)})
+        culprits.append(describe_tensor(name, items, role="output"))
     tensor = table.get(tensor_arg, MISSING)
     if is_tensor(tensor):
         name = name_of(ctx, tensor, expr) or tensor_arg
@@ -154,3 +161,82 @@ def _world_size(group: Any) -> int | None:
         return int(dist.get_world_size(group if group is not MISSING else None))
     except (RuntimeError, ValueError, TypeError):
         return None
+
+
+# The argument that names ranks in the point-to-point and group calls: (keywords, position when positional).
+_RANK_ARGUMENTS = {"send": (("dst", "group_dst"), 1), "isend": (("dst", "group_dst"), 1),
+                   "recv": (("src", "group_src"), 1), "irecv": (("src", "group_src"), 1),
+                   "new_group": (("ranks",), 0), "new_subgroups_by_enumeration": (("ranks_per_subgroup_list",), 0)}
+
+
+def _plain_ranks(value: Any) -> int | list[int] | None:
+    """value when it is an int or a short list/tuple/range of ints (safe to show), else None."""
+    if type(value) is int:
+        return value
+    if type(value) in (list, tuple, range) and len(value) <= 64 and all(type(v) is int for v in value):
+        return list(value)
+    return None
+
+
+def _torch_local(ctx: ProbeContext, name: str) -> Any:
+    """The innermost torch.distributed frame's local name (an int the check compared), or MISSING."""
+    for record in reversed(ctx.records):
+        if "torch/distributed/" in record.filename.replace("\\", "/") and isinstance(record.locals, dict):
+            value = dict.get(record.locals, name, MISSING)
+            if type(value) is int:
+                return value
+    return MISSING
+
+
+@probe("rank_arguments", provides=("call_name", "rank_arg", "rank_value", "group_size", "world_size"))
+def rank_arguments(ctx: ProbeContext) -> Evidence | None:
+    """The rank (dst/src) or ranks list the user's failing torch.distributed call passes, by its name and value,
+    and the world size the check compared it with."""
+    record = innermost_user_frame(ctx.records)
+    node = user_node(record)
+    if not isinstance(node, ast.Call):
+        return None
+    call = ast.unparse(node.func).rsplit(".", 1)[-1]
+    if call not in _RANK_ARGUMENTS:
+        return None
+    keywords, position = _RANK_ARGUMENTS[call]
+    found = next((k.value for k in node.keywords if k.arg in keywords), None)
+    if found is None and len(node.args) > position:
+        found = node.args[position]
+    if found is None:
+        return None
+    text, value = ast.unparse(found), _plain_ranks(resolve(found, record.namespace()))
+    facts: dict[str, Any] = {"call_name": call, "rank_arg": text}
+    if value is not None:
+        facts["rank_value"] = str(value)
+        if isinstance(value, list):
+            facts["group_size"] = len(value)
+    world = _torch_local(ctx, "global_world_size")
+    if world is not MISSING:
+        facts["world_size"] = world
+    culprit = {"name": text, "kind": "value", "type": type(value).__name__ if value is not None else "expression"}
+    if value is not None:
+        culprit["repr"] = facts["rank_value"]
+    return Evidence(facts, [culprit])
+
+
+@probe("wrapped_module", provides=("wrapped_name", "param_count", "trainable_count"))
+def wrapped_module(ctx: ProbeContext) -> Evidence | None:
+    """The module the user's failing line hands to a wrapper (`DDP(extractor)`, `FSDP(model)`), by its name, and
+    how many of its parameters require a gradient (read from the parameter tables)."""
+    record = innermost_user_frame(ctx.records)
+    node = user_node(record)
+    if not isinstance(node, ast.Call) or not node.args:
+        return None
+    module = resolve(node.args[0], record.namespace())
+    if not is_module(module):
+        return None
+    name = ast.unparse(node.args[0])
+    params = [p for _, p in named_parameters(module)]
+    trainable = sum(1 for p in params if _requires_grad(p))
+    return Evidence({"wrapped_name": name, "param_count": len(params), "trainable_count": trainable},
+                    [describe_module(name, module)])
+
+
+def _requires_grad(tensor: Any) -> bool:
+    return tensor_facts(tensor).get("requires_grad") is True

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from explainer._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, is_module, is_tensor,
-                                resolve_text, user_frames)
+                                resolve_text, safe_getattr, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import name_of, user_expression
 
@@ -116,4 +116,56 @@ def optimizer_state_groups(ctx: ProbeContext) -> Evidence | None:
                                      f"{facts['current_sizes']} parameters"})
     if expr is not None and expr.operands:
         facts["state_expr"] = expr.operands[0].text
+    return Evidence(facts, culprits)
+
+
+SCHEDULER_FILE = "torch/optim/lr_scheduler.py"
+MAX_STEP_NAMES = 3
+
+
+def _scheduler_frame(records: list[FrameRecord]) -> FrameRecord | None:
+    """The innermost frame of an lr_scheduler method (OneCycleLR.get_lr raises the step check)."""
+    for record in reversed(records):
+        if record.filename.replace("\\", "/").endswith(SCHEDULER_FILE) and "self" in (record.locals or {}):
+            return record
+    return None
+
+
+def _step_variables(ctx: ProbeContext, total: int) -> list[tuple[str, int]]:
+    """The user's integer variables the step count was built from: `steps_per_epoch`, `total_steps`, ...
+
+    A name with "steps" in it (not a loop's `step` counter) whose value is the total or divides it (steps per epoch times epochs)."""
+    found: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for record in reversed(user_frames(ctx.records)):
+        for name, value in record.namespace().items():
+            if (type(value) is not int or value <= 0 or "steps" not in name.lower() or name in seen
+                    or total % value != 0):
+                continue
+            seen.add(name)
+            found.append((name, value))
+    return found[:MAX_STEP_NAMES]
+
+
+@probe("scheduler_step_budget", provides=("scheduler_name", "scheduler_type", "step_names"))
+def scheduler_step_budget(ctx: ProbeContext) -> Evidence | None:
+    """The scheduler stepped past its total_steps, and the user's variables that sized it."""
+    record = _scheduler_frame(ctx.records)
+    scheduler = record.locals.get("self", MISSING) if record is not None else MISSING
+    total = safe_getattr(scheduler, "total_steps") if scheduler is not MISSING else MISSING
+    if type(total) is not int:
+        return None
+    facts: dict[str, Any] = {"scheduler_type": type(scheduler).__name__}
+    culprits: list[dict[str, Any]] = []
+    user, expr = user_expression(ctx)
+    name = _receiver_text(user, expr, scheduler) or name_of(ctx, scheduler, expr)
+    steps = _step_variables(ctx, total)
+    for step_name, value in steps:
+        culprits.append({"name": step_name, "kind": "value", "type": "int", "repr": str(value)})
+    if steps:
+        facts["step_names"] = ", ".join(f"`{n}` = {v}" for n, v in steps)
+    if name is not None:
+        facts["scheduler_name"] = name
+        culprits.append({"name": name, "kind": "scheduler", "type": type(scheduler).__name__,
+                         "repr": f"{type(scheduler).__name__}(total_steps={total})"})
     return Evidence(facts, culprits)
