@@ -14,12 +14,12 @@ from typing import Iterable, Iterator
 
 from explainer._diagnosis import Location
 
-from .logpatterns import (AFTER_BLANK_RE, ANSI_RE, AUTOLINK_RE, CHAIN_RE, CONTINUATION_PREFIXES, DEDUPE_RES,
-                          COMFY_TITLE_RE, EMBEDDED_RE, EMPTY_AFTER_PREFIX, EXCEPTION_RE, FORWARD_TRACE_RE, INLINE_CODE_RE, PREFIX_RES, RANK_RE, REPRO_PART_RE,
-                          TERMINATE_OPENER, TRACEBACK_RE, VSCODE_OPENER, WHAT_RE, marker_match,
-                          node_named, opener_match)
-from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, RAISE_RE, WRAP_WIDTH, Frame, frame_match,
-                         frames_below, frames_location, RichBox, with_failed_assert)
+from .logpatterns import (AFTER_BLANK_RE, ANSI_RE, AUTOLINK_RE, CHAIN_RE, COMFY_TITLE_RE, CONTINUATION_PREFIXES,
+                          DEDUPE_RES, EMBEDDED_RE, EMPTY_AFTER_PREFIX, EXCEPTION_RE, FORWARD_TRACE_RE, INLINE_CODE_RE,
+                          PREFIX_RES, RANK_RE, REPRO_PART_RE, TERMINATE_OPENER, TRACEBACK_RE, VSCODE_OPENER, WHAT_RE,
+                          marker_match, node_named, opener_match)
+from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, RAISE_RE, WRAP_WIDTH, Frame, RichBox, frame_match,
+                         frames_below, frames_location, with_failed_assert)
 
 MAX_MESSAGE_LINES = 80
 MAX_MESSAGE_CHARS = 100_000
