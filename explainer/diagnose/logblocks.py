@@ -14,11 +14,10 @@ TAIL_BYTES = 4096  # of a skipped block, read for its last lines
 TAIL_LINES = 16
 
 
-def tail_lines(text: str) -> list[str]:
-    """The last whole lines of a block of text (of its last TAIL_BYTES, the first line may be cut: dropped)."""
-    cut = len(text) > TAIL_BYTES
-    text = text[-TAIL_BYTES:].replace("\r\n", "\n").replace("\r", "\n").rstrip("\n")
-    lines = text.split("\n")[cut:] or [""]
+def tail_lines(tail: str, cut: bool) -> list[str]:
+    """The last whole lines of a block, from its last TAIL_BYTES (cut: the block was longer, so the first
+    line of tail may be the end of a longer one, and is dropped)."""
+    lines = tail.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n").split("\n")[cut:] or [""]
     return lines[-TAIL_LINES:]
 
 
@@ -36,7 +35,7 @@ class SkippableBlock:
         return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text  # universal newlines
 
     def last_lines(self) -> list[str]:
-        return tail_lines(self.data[-TAIL_BYTES - 1:].decode("utf-8", "replace"))
+        return tail_lines(self.data[-TAIL_BYTES:].decode("utf-8", "replace"), len(self.data) > TAIL_BYTES)
 
 
 def scan_blocks(blocks: Iterable[str | SkippableBlock]) -> Iterator[FoundError]:
@@ -66,7 +65,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock]) -> Iterator[FoundError]:
         if scanner.idle() and not TRIGGER_RE.search(body):
             number += body.count("\n") + (not body.endswith("\n"))
             # the last lines may be the statement an error in the next block names, or its context
-            scanner.remember(tail_lines(body[-TAIL_BYTES - 1:]))
+            scanner.remember(tail_lines(body[-TAIL_BYTES:], len(body) > TAIL_BYTES))
             continue
         lines = body.split("\n")
         if lines[-1] == "":

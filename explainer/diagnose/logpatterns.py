@@ -130,10 +130,16 @@ def node_named(line: str) -> str:
     return (node.group("running") or node.group("type")) if node is not None else ""
 
 
+def comfyui_title(line: str) -> str:
+    """The node's name, where line is the first line of ComfyUI's error dialog, or ""."""
+    line = line.strip()
+    return line if COMFY_TITLE_RE.match(line) else ""
+
+
 def comfyui_node(text: str) -> str:
     """The ComfyUI node a pasted message names, or ""."""
     named = next((node for line in text.splitlines() if (node := node_named(line))), "")
     if named:
         return named
     title, _, rest = text.strip().partition("\n")
-    return title.strip() if rest.strip() and COMFY_TITLE_RE.match(title.strip()) else ""
+    return comfyui_title(title) if rest.strip() else ""

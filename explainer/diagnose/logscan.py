@@ -14,9 +14,9 @@ from typing import Iterable, Iterator
 
 from explainer._diagnosis import Location
 
-from .logpatterns import (AFTER_BLANK_RE, ANSI_RE, AUTOLINK_RE, CHAIN_RE, COMFY_TITLE_RE, CONTINUATION_PREFIXES,
-                          DEDUPE_RES, EMBEDDED_RE, EMPTY_AFTER_PREFIX, EXCEPTION_RE, FORWARD_TRACE_RE, INLINE_CODE_RE,
-                          PREFIX_RES, RANK_RE, REPRO_PART_RE, TERMINATE_OPENER, TRACEBACK_RE, VSCODE_OPENER, WHAT_RE,
+from .logpatterns import (AFTER_BLANK_RE, ANSI_RE, AUTOLINK_RE, CHAIN_RE, CONTINUATION_PREFIXES, DEDUPE_RES,
+                          EMBEDDED_RE, EMPTY_AFTER_PREFIX, EXCEPTION_RE, FORWARD_TRACE_RE, INLINE_CODE_RE, PREFIX_RES,
+                          RANK_RE, REPRO_PART_RE, TERMINATE_OPENER, TRACEBACK_RE, VSCODE_OPENER, WHAT_RE, comfyui_title,
                           marker_match, node_named, opener_match)
 from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, RAISE_RE, WRAP_WIDTH, Frame, RichBox, frame_match,
                          frames_below, frames_location, with_failed_assert)
@@ -146,12 +146,12 @@ class _Stream:
             self.repl_statement = line.split(" ", 1)[1].strip()
         elif node := node_named(line):
             self.node, self.titled = node, False
-        elif number == 1 and COMFY_TITLE_RE.match(line.strip()):
-            self.node, self.titled = line.strip(), True  # ComfyUI's error dialog: the node, then its error
+        elif number == 1 and (title := comfyui_title(line)):
+            self.node, self.titled = title, True  # ComfyUI's error dialog: the node, then its error
         idle = self.current is None and not self.in_traceback
         yield from self._feed(number, line, rank, new_record)
-        if idle and self.current is None and not self.in_traceback and line.strip():
-            self.recent.append(line.strip())
+        if idle and self.current is None and not self.in_traceback and (kept := line.strip()):
+            self.recent.append(kept)
         self.previous = line
 
     def cut_traceback(self, number: int, rank: int | None) -> FoundError | None:

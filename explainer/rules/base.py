@@ -107,8 +107,7 @@ def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None) -> Match
                 timeouts.add(rule.id)
             continue
         if found is not None:
-            groups = {k: _number(v) for k, v in found.groupdict().items() if v is not None}
-            return Match(rule, groups, index)
+            return Match(rule, _groups(found), index)
     return None
 
 
@@ -125,8 +124,13 @@ def context_facts(rule: Rule, before: str) -> dict[str, Any]:
         except TimeoutError:
             continue
         if found is not None:
-            facts.update({k: _number(v) for k, v in found.groupdict().items() if v is not None and k not in facts})
+            facts = {**_groups(found), **facts}  # the first pattern that names a fact keeps it
     return facts
+
+
+def _groups(found: Any) -> dict[str, Any]:
+    """A match's named groups that took part, numbers as ints."""
+    return {k: _number(v) for k, v in found.groupdict().items() if v is not None}
 
 
 def _number(value: str) -> Any:

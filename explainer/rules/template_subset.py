@@ -275,15 +275,19 @@ class _Parser:
         raise NotInSubset(f"unexpected {value!r}")
 
     def list_(self) -> Expr:
+        return sequence(self.comma_separated("]"), list)
+
+    def comma_separated(self, closer: str) -> list[Expr]:
+        """Expressions up to closer (a trailing comma allowed), closer consumed."""
         items: list[Expr] = []
-        while not self.at("]"):
+        while not self.at(closer):
             if items:
                 self.expect(",")
-                if self.at("]"):
+                if self.at(closer):
                     break
             items.append(self.condexpr())
-        self.expect("]")
-        return sequence(items, list)
+        self.expect(closer)
+        return items
 
     def filters_and_tests(self, node: Expr) -> Expr:
         while True:
@@ -301,22 +305,11 @@ class _Parser:
         self.index += 1
         if kind != "name" or name not in FILTERS:
             raise NotInSubset(f"filter {name!r}")
-        args = self.call_arguments() if self.take("(") else []
+        args = self.comma_separated(")") if self.take("(") else []
         if len(args) > MAX_ARGUMENTS.get(name, len(args)):
             raise NotInSubset(f"{name} with {len(args)} arguments")
         function = FILTERS[name]
         return lambda facts: function(node(facts), *(arg(facts) for arg in args))
-
-    def call_arguments(self) -> list[Expr]:
-        args: list[Expr] = []
-        while not self.at(")"):
-            if args:
-                self.expect(",")
-                if self.at(")"):
-                    break
-            args.append(self.condexpr())
-        self.expect(")")
-        return args
 
     def test(self, node: Expr) -> Expr:
         negated = self.take("not")

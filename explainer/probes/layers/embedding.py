@@ -8,8 +8,9 @@ from typing import Any
 from explainer._inspect import (MISSING, describe_module, describe_tensor, format_shape, innermost_user_frame,
                                 is_tensor, resolve, safe_getattr, tensor_facts)
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import (call_operands, failing_module, frame_tensor, literal_int, module_label,
-                                               name_of, parse_expression, shape_of, user_expression, user_node)
+from explainer.probes.readers.operands import (FUNCTIONAL_FILE, call_operands, failing_module, frame_tensor, literal_int,
+                                               module_label, name_of, parse_expression, shape_of, torch_frame,
+                                               user_expression, user_node)
 
 MAX_INDEX_ELEMENTS = 10_000_000
 
@@ -28,13 +29,6 @@ def _index_range(index: Any, size: int) -> dict[str, int] | None:
                 "out_of_range": int((index >= size).sum()) + negative}
 
 
-def _functional_embedding(ctx: ProbeContext):
-    for record in reversed(ctx.records):
-        if record.name == "embedding" and record.filename.replace("\\", "/").endswith("torch/nn/functional.py"):
-            return record
-    return None
-
-
 @probe("embedding_index", provides=(
     "module", "num_embeddings", "embedding_dim", "index_name", "index_shape", "max_index", "negative_count",
     "out_of_range", "needed_embeddings", "embedding_fix"))
@@ -47,7 +41,7 @@ def embedding_index(ctx: ProbeContext) -> Evidence | None:
         label = module_label(ctx, module, expr)
         culprits = [describe_module(label, module)]
     else:
-        record = _functional_embedding(ctx)
+        record = torch_frame(ctx.records, FUNCTIONAL_FILE, "embedding")
         weight = frame_tensor(record, "weight")
         if record is None or weight is MISSING:
             return None
@@ -124,14 +118,6 @@ def index_operand(ctx: ProbeContext) -> Evidence | None:
     return None
 
 
-def _torch_frame(ctx: ProbeContext, name: str, path: str):
-    """The innermost frame of torch's own function name in the file ending with path."""
-    for record in reversed(ctx.records):
-        if record.name == name and record.filename.replace("\\", "/").endswith(path):
-            return record
-    return None
-
-
 def _local_int(record, name: str) -> int | None:
     table = record.locals if record is not None else None
     value = dict.get(table, name) if isinstance(table, dict) else None
@@ -155,8 +141,8 @@ def _argument_text(record, position: int, keyword: str) -> str | None:
 def embedding_padding_idx(ctx: ProbeContext) -> Evidence | None:
     """An nn.Embedding / nn.EmbeddingBag (or F.embedding) built with a padding_idx outside its rows: both numbers,
     and the user's variables that gave them (`nn.Embedding(vocab_size, 256, padding_idx=pad_id)`)."""
-    built = _torch_frame(ctx, "__init__", "torch/nn/modules/sparse.py")
-    functional = None if built is not None else _torch_frame(ctx, "embedding", "torch/nn/functional.py")
+    built = torch_frame(ctx.records, "torch/nn/modules/sparse.py", "__init__")
+    functional = None if built is not None else torch_frame(ctx.records, FUNCTIONAL_FILE, "embedding")
     if built is not None:
         owner = dict.get(built.locals, "self") if isinstance(built.locals, dict) else None
         rows, layer = _local_int(built, "num_embeddings"), f"nn.{type(owner).__name__}" if owner is not None else "nn.Embedding"
@@ -200,7 +186,7 @@ def embedding_bag_operands(ctx: ProbeContext) -> Evidence | None:
         culprits = [describe_module(label, module)]
     else:
         # F.embedding_bag reshapes its arguments before some checks: its own frame only where no module ran.
-        record = _torch_frame(ctx, "embedding_bag", "torch/nn/functional.py")
+        record = torch_frame(ctx.records, FUNCTIONAL_FILE, "embedding_bag")
         if record is None:
             return None
         facts, culprits, mode = {}, [], dict.get(record.locals, "mode") if isinstance(record.locals, dict) else None

@@ -8,8 +8,8 @@ from typing import Any
 
 from explainer._inspect import MISSING, describe_module, describe_tensor, format_shape, is_tensor, tensor_facts
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import (failing_module, frame_tensor, join_dims, module_label, name_of, shape_of,
-                                               user_expression)
+from explainer.probes.readers.operands import (FUNCTIONAL_FILE, failing_module, frame_tensor, join_dims, module_label,
+                                               name_of, shape_of, torch_frame, user_expression)
 
 
 @probe("loss_operands", provides=(
@@ -110,13 +110,6 @@ def loss_size_text(ctx: ProbeContext) -> Evidence | None:
 _CTC_ARGUMENTS = ("log_probs", "targets", "input_lengths", "target_lengths")
 
 
-def _ctc_frame(ctx: ProbeContext):
-    for record in reversed(ctx.records):
-        if record.name == "ctc_loss" and record.filename.replace("\\", "/").endswith("torch/nn/functional.py"):
-            return record
-    return None
-
-
 @probe("ctc_operands", provides=("log_probs_name", "log_probs_shape", "frames", "batch_size", "classes",
                                  "input_lengths_name", "input_lengths_shape", "target_lengths_name",
                                  "target_lengths_shape", "targets_name", "targets_shape", "lengths_name",
@@ -124,7 +117,7 @@ def _ctc_frame(ctx: ProbeContext):
 def ctc_operands(ctx: ProbeContext) -> Evidence | None:
     """F.ctc_loss / nn.CTCLoss: log_probs (T, N, C) and the targets and lengths it got, by the user's names; the
     lengths the message refuses (its `which` group) first."""
-    record = _ctc_frame(ctx)
+    record = torch_frame(ctx.records, FUNCTIONAL_FILE, "ctc_loss")
     if record is None:
         return None
     _, expr = user_expression(ctx)

@@ -8,7 +8,7 @@ from explainer._inspect import (MISSING, describe_module, describe_tensor, forma
                                 module_repr, safe_getattr, tensor_facts)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import (failing_layer, frame_tensor, ints_in, layout_text, module_label, name_of,
-                                               shape_of, user_expression)
+                                               shape_of, torch_frame, user_expression)
 
 
 @probe("rnn_input", provides=(
@@ -86,18 +86,11 @@ def rnn_hidden(ctx: ProbeContext) -> Evidence | None:
     return Evidence(facts, culprits)
 
 
-def _torch_frame(ctx: ProbeContext, name: str, path: str):
-    for record in reversed(ctx.records):
-        if record.name == name and record.filename.replace("\\", "/").endswith(path):
-            return record
-    return None
-
-
 @probe("packed_lengths", provides=("lengths_name", "lengths_shape", "lengths_device", "lengths_dtype"))
 def packed_lengths(ctx: ProbeContext) -> Evidence | None:
     """The lengths pack_padded_sequence refused, as the user's code names them: the argument of the user's call
     when its line shows it, else the tensor torch's frame holds."""
-    record = _torch_frame(ctx, "pack_padded_sequence", "torch/nn/utils/rnn.py")
+    record = torch_frame(ctx.records, "torch/nn/utils/rnn.py", "pack_padded_sequence")
     value = frame_tensor(record, "lengths")
     if value is MISSING:
         return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from explainer._inspect import describe_tensor, format_shape, innermost_user_frame, is_tensor, resolve
+from explainer._inspect import describe_tensor, dtype_name, format_shape, innermost_user_frame, is_tensor, resolve
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import shape_of, user_node
 from explainer.probes.readers.producer import assignment_of
@@ -87,10 +87,6 @@ def index_write_operands(ctx: ProbeContext) -> Evidence | None:
     return Evidence(facts, culprits)
 
 
-def _dtype_name(tensor: Any) -> str:
-    return str(tensor.dtype).replace("torch.", "")
-
-
 _DTYPE_WORDS = {"Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
                 "Long": "int64", "Int": "int32"}
 
@@ -114,7 +110,7 @@ def index_write_source_origin(ctx: ProbeContext) -> Evidence | None:
     for node in ast.walk(value):
         if isinstance(node, (ast.Name, ast.Attribute)):
             tensor = resolve(node, namespace)
-            if is_tensor(tensor) and _dtype_name(tensor) == wanted and tensor is not source[1]:
+            if is_tensor(tensor) and dtype_name(tensor.dtype) == wanted and tensor is not source[1]:
                 text = ast.unparse(node)
                 return Evidence({"source_name": source[0], "origin_name": text, "origin_dtype": wanted},
                                 [describe_tensor(text, tensor, role="origin")])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any
+from typing import Any, Collection
 
 from explainer._inspect import (MISSING, FrameRecord, Operand, child_modules, describe_module, describe_tensor,
                                 failing_expression, format_shape, innermost_user_frame, is_tensor, module_frames,
@@ -32,6 +32,19 @@ def user_expression(ctx: ProbeContext):
     """(innermost user frame, its failing expression), either None when not found."""
     record = innermost_user_frame(ctx.records)
     return record, (failing_expression(record) if record is not None else None)
+
+
+FUNCTIONAL_FILE = "torch/nn/functional.py"
+
+
+def torch_frame(records: list[FrameRecord], path: str, names: str | Collection[str] | None = None) -> FrameRecord | None:
+    """The innermost frame in torch's own file ending with path ("torch/nn/functional.py"), of a function
+    named names (one name or several; any function when None)."""
+    wanted = {names} if isinstance(names, str) else names
+    for record in reversed(records):
+        if (wanted is None or record.name in wanted) and record.filename.replace("\\", "/").endswith(path):
+            return record
+    return None
 
 
 def user_node(record: FrameRecord | None) -> ast.AST | None:

@@ -11,7 +11,7 @@ from explainer._inspect import (MISSING, describe_module, describe_tensor, find_
                                 innermost_user_frame, is_module, is_tensor, module_repr, resolve, safe_getattr,
                                 tensor_facts, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import name_of, submodule, user_expression, user_node
+from explainer.probes.readers.operands import name_of, submodule, torch_frame, user_expression, user_node
 
 from .data import named_parameters
 
@@ -78,10 +78,7 @@ COLLECTIVE_ARGS = {
 
 def collective_frame(records: list) -> Any:
     """The innermost frame of a torch.distributed collective named in COLLECTIVE_ARGS."""
-    for record in reversed(records):
-        if record.name in COLLECTIVE_ARGS and record.filename.replace("\\", "/").endswith(C10D_FILE):
-            return record
-    return None
+    return torch_frame(records, C10D_FILE, COLLECTIVE_ARGS)
 
 
 def _shape(tensor: Any) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from explainer._inspect import (MISSING, FrameRecord, describe_tensor, dtype_name, format_shape, innermost_user_frame,
                                 is_module, is_tensor, name_module, resolve, safe_getattr, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.operands import FUNCTIONAL_FILE, torch_frame
 
 from .device import assignment, gather, local_name, outermost_binding
 
@@ -130,11 +131,8 @@ def dtype_operands(ctx: ProbeContext) -> Evidence | None:
 
 
 def _loss_frame(ctx: ProbeContext) -> tuple[FrameRecord, str] | tuple[None, None]:
-    for record in reversed(ctx.records):
-        if record.name in CLASS_INDEX_LOSSES | FLOAT_TARGET_LOSSES and record.filename.replace("\\", "/").endswith(
-                "torch/nn/functional.py"):
-            return record, record.name
-    return None, None
+    record = torch_frame(ctx.records, FUNCTIONAL_FILE, CLASS_INDEX_LOSSES | FLOAT_TARGET_LOSSES)
+    return (record, record.name) if record is not None else (None, None)
 
 
 @probe("loss_target", provides=("loss", "target_name", "target_dtype", "target_shape", "input_name",

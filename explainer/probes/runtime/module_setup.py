@@ -13,18 +13,10 @@ from typing import Any
 from explainer._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, is_module, is_tensor,
                                 name_module, resolve, safe_getattr, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import user_node
+from explainer.probes.readers.operands import torch_frame, user_node
 
 MODULE_FILE = "torch/nn/modules/module.py"
 NEAR_FORWARD = 0.75
-
-
-def _torch_frame(records: list[FrameRecord], function: str) -> FrameRecord | None:
-    """The innermost frame of torch.nn.Module.<function>."""
-    for record in reversed(records):
-        if record.name == function and record.filename.replace("\\", "/").endswith(MODULE_FILE):
-            return record
-    return None
 
 
 def _own_methods(cls: type) -> dict[str, Any]:
@@ -71,7 +63,7 @@ def _signature(name: str, function: Any) -> str:
 @probe("module_missing_forward", provides=("module_name", "method_name", "method_signature", "method_line"))
 def module_missing_forward(ctx: ProbeContext) -> Evidence | None:
     """The module called without a forward, and the method of its class that looks like a misspelt forward."""
-    record = _torch_frame(ctx.records, "_forward_unimplemented")
+    record = torch_frame(ctx.records, MODULE_FILE, "_forward_unimplemented")
     module = record.locals.get("self", MISSING) if record is not None else MISSING
     if not is_module(module):
         return None
@@ -154,8 +146,9 @@ def _slot_culprit(ctx: ProbeContext, setter: FrameRecord | None, target_text: st
 def module_slot_assignment(ctx: ProbeContext) -> Evidence | None:
     """The failing `model.layer.weight = value`: the slot's current Parameter/layer and the variables the value comes from."""
     record = _user_record(ctx)
-    setter = _torch_frame(ctx.records, "__setattr__") or _torch_frame(ctx.records, "register_parameter") \
-        or _torch_frame(ctx.records, "register_buffer")
+    setter = torch_frame(ctx.records, MODULE_FILE, "__setattr__") \
+        or torch_frame(ctx.records, MODULE_FILE, "register_parameter") \
+        or torch_frame(ctx.records, MODULE_FILE, "register_buffer")
     found = _assignment(record)
     facts: dict[str, Any] = {}
     culprits = []

@@ -8,20 +8,12 @@ from typing import Any
 from explainer._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, is_module, is_tensor,
                                 resolve_text, safe_getattr, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import name_of, user_expression
+from explainer.probes.readers.operands import name_of, torch_frame, user_expression
 
 from .device import assignment
 
 OPTIMIZER_FILE = "torch/optim/optimizer.py"
 MAX_GROUPS = 64
-
-
-def optimizer_frame(records: list[FrameRecord], function: str) -> FrameRecord | None:
-    """The innermost frame of torch.optim.Optimizer.<function>."""
-    for record in reversed(records):
-        if record.name == function and record.filename.replace("\\", "/").endswith(OPTIMIZER_FILE):
-            return record
-    return None
 
 
 def _made_by(ctx: ProbeContext, name: str) -> tuple[int, str] | None:
@@ -39,7 +31,7 @@ def optimizer_refused_param(ctx: ProbeContext) -> Evidence | None:
     """The parameter add_param_group refused, as the user's code names it, and the line that made it."""
     if "leaf_kind" not in ctx.facts and "param_type" not in ctx.facts:
         return None  # the duplicate-group check runs after the loop: `param` is then just the last one
-    record = optimizer_frame(ctx.records, "add_param_group")
+    record = torch_frame(ctx.records, OPTIMIZER_FILE, "add_param_group")
     table = record.locals if record is not None else None
     if not isinstance(table, dict):
         return None
@@ -89,7 +81,7 @@ def _group_sizes(groups: Any) -> list[int] | None:
                                             "group_index", "current_size", "saved_size", "state_expr"))
 def optimizer_state_groups(ctx: ProbeContext) -> Evidence | None:
     """Parameters per group in the optimizer and in the state given to its load_state_dict."""
-    record = optimizer_frame(ctx.records, "load_state_dict")
+    record = torch_frame(ctx.records, OPTIMIZER_FILE, "load_state_dict")
     table = record.locals if record is not None else None
     if not isinstance(table, dict):
         return None
