@@ -130,6 +130,10 @@ def what_was_said(diagnosis) -> str:
 
     places += [diagnosis.facts[k] for k, _ in FRAME_FACTS if isinstance(diagnosis.facts.get(k), dict)]
     where = " ".join(f"{p['file']}:{p['line']} in {p.get('function', '')} {p['code']}" for p in places)
+    for part in diagnosis.facts.get("printed_with", ()):
+        where += f" {part['summary']}"
+        if part.get("location"):
+            where += " {file}:{line} in {function} {code}".format(**part["location"])
     node = f"in ComfyUI node {diagnosis.facts['comfyui_node']}" if diagnosis.facts.get("comfyui_node") else ""
     return " ".join([ranks_note(diagnosis), diagnosis.title, diagnosis.summary, where, node, *diagnosis.fixes,
                      culprits])

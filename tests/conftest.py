@@ -24,6 +24,18 @@ FIXTURES = ROOT / "fixtures"
 os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="explainer-test-cache-")
 
 
+def benchmark_module(name: str):
+    """benchmarks/<name>.py imported as '<name>_benchmark' (a plain 'coverage' would be coverage.py's)."""
+    import importlib.util
+
+    module_name = f"{name}_benchmark"
+    if module_name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(module_name, ROOT / "benchmarks" / f"{name}.py")
+        sys.modules[module_name] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules[module_name]
+
+
 def raise_fixture(relative: str) -> BaseException:
     """Run fixtures/<relative> as __main__ in this process and return the exception it raises.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import itertools
 import sys
 from typing import Iterable, TextIO
@@ -14,6 +15,7 @@ from explainer.diagnose.logblocks import scan_blocks
 from explainer.diagnose.logscan import FoundError, dedupe_key
 from explainer.diagnose.render import add_format_argument, render_json, render_text, use_colour
 from explainer.diagnose.textframes import looks_like_library_path
+from explainer.rules.base import default_rulebase
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
@@ -139,8 +141,38 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
         seen[key] = diagnosis
     # Several ranks' streams finish at different times: report in the order errors began.
     diagnoses = sorted(seen.values(), key=lambda d: d.facts.get("input_line", 0))
+    diagnoses = join_companions(diagnoses)
     link_root_cause(diagnoses)
     return diagnoses
+
+
+def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    """A record whose rule `joins` others (anomaly mode's "Error detected in X", printed before or after
+    the error it annotates) is part of the explained error next to it in the log: one failure, shown once,
+    led by that error with the companion's summary and location under it (facts.printed_with)."""
+    rules = default_rulebase().by_id if any(d.rule for d in diagnoses) else {}
+    joins = {id(d): rules[d.rule].joins for d in diagnoses if d.rule in rules and rules[d.rule].joins}
+    if not joins:
+        return diagnoses
+    kept = list(diagnoses)
+    for companion in diagnoses:
+        patterns = joins.get(id(companion))
+        if not patterns:
+            continue
+        at = kept.index(companion)
+        line = companion.facts.get("input_line", 0)
+        neighbours = [d for d in kept[max(at - 1, 0):at] + kept[at + 1:at + 2]
+                      if d.rule and id(d) not in joins and abs(d.facts.get("input_line", 0) - line) <= FOLD_LINES
+                      and any(fnmatch.fnmatchcase(d.rule, p) for p in patterns)]
+        if not neighbours:
+            continue
+        lead = min(neighbours, key=lambda d: abs(d.facts.get("input_line", 0) - line))
+        lead.facts.setdefault("printed_with", []).append({
+            "rule": companion.rule, "summary": companion.summary, "input_line": line,
+            "location": companion.location.to_dict() if companion.location else None})
+        _merge_ranks(lead, companion.facts.get("ranks", []))
+        kept.remove(companion)
+    return kept
 
 
 def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str) -> tuple[str, Diagnosis]:
@@ -186,15 +218,19 @@ def _link_launcher_reports(diagnoses: list[Diagnosis]) -> None:
     own error: without rank prefixes to go by, the error just before it in the log is the one it reports."""
     cause = None
     for diagnosis in diagnoses:
-        if diagnosis.rule is None:
-            continue
         tags = _tags(diagnosis)
         if LAUNCHER_TAG not in tags or CONSEQUENCE_TAG not in tags:
             cause = diagnosis
         elif cause is not None and "consequence_of" not in diagnosis.facts:
             diagnosis.facts["consequence_of"] = {"rank": None, "rule": cause.rule,
                                                  "input_line": cause.facts.get("input_line")}
-            cause.facts.setdefault("launcher_report", diagnosis.error.splitlines()[0][:MAX_REPORT_CHARS])
+            if cause.rule is None:  # no rule explains the worker's error: at least say which it was
+                diagnosis.facts["consequence_of"]["error"] = _first_line(cause.error)
+            cause.facts.setdefault("launcher_report", _first_line(diagnosis.error))
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")[:MAX_REPORT_CHARS]
 
 
 def _is_consequence(diagnosis: Diagnosis) -> bool:
@@ -202,8 +238,6 @@ def _is_consequence(diagnosis: Diagnosis) -> bool:
 
 
 def _tags(diagnosis: Diagnosis) -> tuple[str, ...]:
-    from explainer.rules.base import default_rulebase
-
     rule = default_rulebase().by_id.get(diagnosis.rule) if diagnosis.rule else None
     return tuple(rule.tags) if rule is not None else ()
 
@@ -253,8 +287,8 @@ def ranks_note(diagnosis: Diagnosis) -> str:
     cause = facts.get("consequence_of")
     if isinstance(cause, dict):
         whose = f"rank {cause.get('rank')}'s failure" if cause.get("rank") is not None else "the failure"
-        parts.append(f"consequence of {whose} ({cause.get('rule') or 'unexplained'}"
-                     f" at line {cause.get('input_line')}), not a separate cause")
+        what = cause.get("rule") or (f"unexplained: \"{cause['error']}\"" if cause.get("error") else "unexplained")
+        parts.append(f"consequence of {whose} ({what} at line {cause.get('input_line')}), not a separate cause")
     if facts.get("launcher_report"):
         parts.append(f"torchrun then reported: {facts['launcher_report']}")
     return "  (" + "; ".join(parts) + ")" if parts else ""

@@ -115,6 +115,7 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
             if frame.get("function"):
                 where += escape_controls(f" in {frame['function']}")
             rows.append(_Row([("  ", None)], [(label, "dim"), (where, "cyan"), (_safe(code), None)]))
+    rows += _printed_with_rows(diagnosis.facts.get("printed_with"))
     if diagnosis.culprits:
         rows.append(_Row([("  ", None)], [("culprits:", "bold")]))
         width = min(max(len(str(c.get("name", ""))) for c in diagnosis.culprits), 40)
@@ -129,6 +130,20 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
         url = escape_controls(diagnosis.runbook)
         rows.append(_Row([("  ", None)], [("runbook: ", "dim"), (url, "underline")], wrap=False,
                          link=url if url == diagnosis.runbook else None))
+    return rows
+
+
+def _printed_with_rows(parts: Any) -> list[_Row]:
+    """Records printed with the error that belong to it (facts.printed_with: anomaly mode's warning)."""
+    rows = []
+    for part in parts if isinstance(parts, list) else ():
+        rows.append(_Row([("  ", None)], [("with ", "dim"), (f"[{_safe(str(part.get('rule')))}] ", "dim"),
+                                          (_safe(str(part.get("summary", ""))), None)]))
+        where = part.get("location")
+        if isinstance(where, dict) and where.get("file"):
+            place = escape_controls(f"{where['file']}:{where.get('line')}")
+            code = f"   {where['code']}" if where.get("code") else ""
+            rows.append(_Row([("    ", None)], [("at ", "dim"), (place, "cyan"), (_safe(code), None)]))
     return rows
 
 

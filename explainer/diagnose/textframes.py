@@ -10,7 +10,7 @@ from explainer._diagnosis import Location
 
 FRAME_RE = re.compile(r'^\s*`?\s*File ["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 # A frame line whose beginning was cut off in the paste: 'tph-yolov5/utils/loss.py", line 243, in build_targets'.
-CUT_FRAME_RE = re.compile(r'^\s*(?P<file>[^"\s]+\.py)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+CUT_FRAME_RE = re.compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 # Lines wrapped by the terminal or the forum at a fixed width: a line at least this long may go on below.
 WRAP_WIDTH = 64
 # The statement pasted on its own above the error ("loss.backward()" then "RuntimeError: ..."): a call.

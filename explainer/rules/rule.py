@@ -19,7 +19,7 @@ ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
 KNOWN_FIELDS = {
     "id", "kind", "category", "title", "priority", "patterns", "summary", "fixes", "probes",
-    "examples", "counter_examples", "fixture", "related", "tags", "facts", "context",
+    "examples", "counter_examples", "fixture", "related", "tags", "facts", "context", "joins",
 }
 # "error" rules match exception messages; "signal" rules are raised by the training monitor and
 # curve analysis from measured facts, so they have no patterns.
@@ -66,6 +66,8 @@ class Rule:
     literals: list[list[list[str]] | None] = field(default_factory=list)
     # patterns for the lines a log printed just before the error: values its own text leaves out
     context_sources: list[str] = field(default_factory=list)
+    # rule ids (globs) of the errors this record is part of when printed next to one (anomaly mode's warning)
+    joins: list[str] = field(default_factory=list)
     _compiled: list[Any] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -276,6 +278,7 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
         fail("fixture", "fixture must be a path to a script, relative to the repository root")
     related = _string_list(data.get("related"), "related", fail)
     tags = _string_list(data.get("tags"), "tags", fail)
+    joins = _string_list(data.get("joins"), "joins", fail)
     if not body.strip():
         fail("id", "the runbook text (the Markdown after the front matter) is empty",
              "write what the error means, its causes, how to confirm and how to fix it")
@@ -289,7 +292,7 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
         fixes=fixes, probes=probes, examples=examples, counter_examples=counter_examples,
         body=body, file=file, priority=priority, fixture=fixture, related=related, tags=tags,
         pack=pack, line=lines.get("id", 2), kind=kind, facts=declared_facts, literals=cached_literals or [],
-        context_sources=context,
+        context_sources=context, joins=joins,
     )
 
 

@@ -4,19 +4,16 @@ benchmarks/culprits.json."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from collections import Counter
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, benchmark_module
 from explainer._diagnosis import CATEGORIES, Diagnosis, Location
 
-_spec = importlib.util.spec_from_file_location("culprits_benchmark", ROOT / "benchmarks" / "culprits.py")
-culprits = sys.modules["culprits_benchmark"] = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(culprits)
+culprits = benchmark_module("culprits")
 
 SUITES = {"scenarios": culprits.load_scenarios(), "holdout": culprits.load_scenarios(culprits.HOLDOUT)}
 SCENARIOS = SUITES["scenarios"]

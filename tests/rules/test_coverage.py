@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 
 import pytest
 
-from conftest import ROOT
+from conftest import benchmark_module
 
-_spec = importlib.util.spec_from_file_location("coverage_benchmark", ROOT / "benchmarks" / "coverage.py")
-coverage = sys.modules["coverage_benchmark"] = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(coverage)
+coverage = benchmark_module("coverage")
 
 ENTRIES = coverage.load_corpus()
 CATEGORIES = {"shape", "device", "dtype", "memory", "autograd", "data", "distributed", "numerics", "compile",

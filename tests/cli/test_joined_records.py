@@ -1,0 +1,84 @@
+"""Records printed with an error that belong to it (a rule's `joins`) are shown with it, as one failure;
+a launcher's report names the worker error before it even when no rule explains that error."""
+
+import io
+import traceback
+import warnings
+
+import torch
+
+from conftest import benchmark_module
+from explainer.cli.explain import FOLD_LINES, explain_stream, ranks_note
+
+coverage = benchmark_module("coverage")
+CORPUS = {e.where: e for e in coverage.load_corpus() if not e.held_out}
+
+
+def _printed_with_anomaly_warning(call, *, warning_first: bool = True, between: str = "") -> str:
+    """stderr as Python prints it: anomaly mode's warning (via warnings) and the uncaught error."""
+    with warnings.catch_warnings(record=True) as caught, torch.autograd.detect_anomaly():
+        warnings.simplefilter("always")
+        try:
+            call()
+        except RuntimeError as exc:
+            error = "".join(traceback.format_exception(exc))
+        else:
+            raise AssertionError("the call did not raise")
+    [warning] = [w for w in caught if "Error detected in" in str(w.message)]
+    printed = warnings.formatwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    return printed + between + error if warning_first else error + between + printed
+
+
+def _modify_saved_output():
+    w = torch.randn(3, requires_grad=True)
+    y = (w * 2).sigmoid()
+    y.mul_(2)
+    y.sum().backward()
+
+
+def _log_of_zero():
+    probs = torch.tensor([0.0, 0.5, 0.5], requires_grad=True)
+    (probs * torch.log(probs)).sum().backward()
+
+
+def test_anomaly_warning_before_the_error_is_shown_with_it():
+    text = _printed_with_anomaly_warning(_modify_saved_output)
+    [diagnosis] = explain_stream(io.StringIO(text))
+    assert diagnosis.rule == "autograd.inplace_modified"
+    [joined] = diagnosis.facts["printed_with"]
+    assert joined["rule"] == "autograd.anomaly_error_detected" and "SigmoidBackward0" in joined["summary"]
+    assert joined["location"]["code"] == "y = (w * 2).sigmoid()"
+    assert "SigmoidBackward0" in coverage.what_was_said(diagnosis)
+
+
+def test_anomaly_warning_printed_after_the_error_is_shown_with_it():
+    text = _printed_with_anomaly_warning(_log_of_zero, warning_first=False)
+    [diagnosis] = explain_stream(io.StringIO(text))
+    assert diagnosis.rule == "numerics.anomaly_nan"
+    assert "LogBackward0" in diagnosis.facts["printed_with"][0]["summary"]
+
+
+def test_an_anomaly_warning_far_from_the_error_stays_a_record_of_its_own():
+    filler = "".join(f"step {i}: loss 0.5\n" for i in range(FOLD_LINES + 5))
+    text = _printed_with_anomaly_warning(_modify_saved_output, between=filler)
+    rules = [d.rule for d in explain_stream(io.StringIO(text))]
+    assert rules == ["autograd.anomaly_error_detected", "autograd.inplace_modified"]
+
+
+def test_a_workers_collate_error_is_shown_with_the_stack_error_that_names_the_sizes():
+    [diagnosis] = explain_stream(io.StringIO(CORPUS["r4_a.yaml#92"].message))
+    assert diagnosis.rule == "shape.stack_sizes"
+    assert "[3, 392, 392]" in diagnosis.summary
+    assert [j["rule"] for j in diagnosis.facts["printed_with"]] == ["shape.collate_resize_storage"]
+
+
+def test_torchruns_report_names_a_worker_error_no_rule_explains():
+    worker, launcher = explain_stream(io.StringIO(CORPUS["dist2.yaml#3"].message))
+    assert (worker.rule, launcher.rule) == (None, "distributed.child_failed")
+    assert 'unexplained: "Exception: expected value at line 1 column 1"' in ranks_note(launcher)
+
+
+def test_a_frame_line_cut_inside_a_code_fence_is_torchs_not_the_users():
+    [diagnosis] = explain_stream(io.StringIO(CORPUS["r10_a.yaml#106"].message))
+    assert diagnosis.rule == "autograd.checkpoint_meta_device"
+    assert diagnosis.location is None
