@@ -199,6 +199,16 @@ def test_literal_prefilter_never_rejects_a_real_match():
                         f"{rule.file}: {required!r} is not required by {pattern.pattern!r}"
 
 
+def test_every_builtin_pattern_has_a_literal_shortcut():
+    """A pattern without one is compiled and run at every crash (regex conditionals, non-ASCII text under
+    (?i) and patterns that need no text have none): write it without, or as two patterns."""
+    from explainer.rules.base import default_rulebase
+
+    missing = [f"{rule.file}: patterns[{index}]" for rule in default_rulebase().rules
+               for index, required in enumerate(rule.literals) if required is None]
+    assert not missing, "patterns without a literal shortcut:\n" + "\n".join(missing)
+
+
 def test_cache_skips_compiling_unchanged_files_and_notices_edits(tmp_path, monkeypatch):
     from explainer._cache import RuleCache
 
