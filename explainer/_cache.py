@@ -19,10 +19,12 @@ import threading
 from pathlib import Path
 from typing import Any
 
-VERSION = 9
+VERSION = 10
 MAX_FILES = 20_000
 MAX_TEMPLATES = 50_000
 MAX_CACHE_FILES = 64
+# A folder index holds every rule's text (megabytes): a few are enough (the built-in rules, a team's).
+KEEP = {"index": 8, "details": 8}
 
 
 def cache_dir() -> Path | None:
@@ -105,17 +107,26 @@ class RuleCache:
 
 
 def _write_cache_file(path: Path, data: bytes) -> bool:
-    """Write a cache file atomically, then keep the newest MAX_CACHE_FILES of its kind (same name before
-    the digest): rule folders come and go (temporary ones in tests). False if it could not be written."""
+    """Write a cache file atomically, then prune its kind (the name before '-v'): files an older version
+    wrote go, and of this version's the newest KEEP (by kind, else MAX_CACHE_FILES) stay: rule folders
+    come and go (temporary ones in tests), and every edit of a rule names a new folder index.
+    False if it could not be written."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
         with os.fdopen(handle, "wb") as out:
             out.write(data)
         os.replace(temp, path)
-        kind = path.name.rsplit("-", 1)[0]
-        files = sorted(path.parent.glob(f"{kind}-*{path.suffix}"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for stale in files[MAX_CACHE_FILES:]:
+        kind = path.name.split("-v", 1)[0]
+        current = f"{kind}-v{VERSION}-"
+        files = []
+        for other in path.parent.glob(f"{kind}-v*{path.suffix}"):
+            if not other.name.startswith(current):
+                other.unlink(missing_ok=True)
+            else:
+                files.append(other)
+        files.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        for stale in files[KEEP.get(kind, MAX_CACHE_FILES):]:
             stale.unlink(missing_ok=True)
     except OSError:
         return False
@@ -174,10 +185,34 @@ def save_marshal(path: Path | None, value: Any) -> None:
 
 
 def load_index(path: Path | None) -> list[tuple] | None:
-    """The rules (as plain data) a previous process built from exactly these files, or None."""
+    """The rules (as plain data, see rule_to_data) a previous process built from exactly these files, or
+    None. Each rule's details come from the details file beside the index, read whole (reading is cheap,
+    unmarshalling is not: rule_from_data unmarshals a rule's slice when the rule is used)."""
     data = load_marshal(path)
-    return data if isinstance(data, list) and all(isinstance(item, tuple) for item in data) else None
+    if not (isinstance(data, tuple) and len(data) == 2 and isinstance(data[1], int)):
+        return None
+    rules, size = data
+    try:
+        blob = memoryview(_details_path(path).read_bytes())
+    except OSError:
+        return None
+    if len(blob) != size:
+        return None
+    return [(*item[:-2], blob[item[-2]:item[-2] + item[-1]]) for item in rules]
 
 
 def save_index(path: Path | None, rules: list[tuple]) -> None:
-    save_marshal(path, rules)
+    """rules as rule_to_data gives them (their last item the marshalled details): the details are written
+    to a file of their own, the index keeps where each one is."""
+    if path is None:
+        return
+    blob, index = bytearray(), []
+    for item in rules:
+        index.append((*item[:-1], len(blob), len(item[-1])))
+        blob += item[-1]
+    if _write_cache_file(_details_path(path), bytes(blob)):
+        save_marshal(path, (index, len(blob)))
+
+
+def _details_path(index: Path) -> Path:
+    return index.with_name(index.name.replace("index-", "details-", 1)).with_suffix(".bin")

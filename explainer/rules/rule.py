@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 import re
 from dataclasses import dataclass, field, fields
@@ -70,6 +71,18 @@ class Rule:
     joins: list[str] = field(default_factory=list)
     _compiled: list[Any] | None = field(default=None, repr=False, compare=False)
 
+    def __getattr__(self, name: str) -> Any:
+        """Only for a field not set yet: a rule read back from a folder index has its match fields, and
+        reads the others from its marshalled details on first use (a crash, for the rule that matched)."""
+        details = self.__dict__.pop("_details", None)
+        if details is None:
+            raise AttributeError(name)
+        values = dict(zip(DETAIL_FIELDS, marshal.loads(details)))
+        for key in ("examples", "counter_examples"):
+            values[key] = [Example(*item) for item in values[key]]
+        self.__dict__.update(values)
+        return getattr(self, name)
+
     def __post_init__(self) -> None:
         if not self.literals:
             self.literals = [required_runs(source) for source in self.pattern_sources]
@@ -99,27 +112,33 @@ class Rule:
         return set(self.groups)
 
 
-# A rule in the folder index is a tuple of these fields' values (read back without keyword arguments).
+# A rule in the folder index: the fields matching needs, read back for every rule at every crash, then
+# the other fields (templates, examples, runbook text) marshalled once more, read only for a rule in use.
 DATA_FIELDS = tuple(f.name for f in fields(Rule) if not f.name.startswith("_"))
-_GROUPS, _EXAMPLES, _COUNTER_EXAMPLES = (DATA_FIELDS.index(name) for name in ("groups", "examples",
-                                                                              "counter_examples"))
+MATCH_FIELDS = ("id", "category", "priority", "pack", "kind", "pattern_sources", "literals", "groups")
+DETAIL_FIELDS = tuple(name for name in DATA_FIELDS if name not in MATCH_FIELDS)
 
 
 def rule_to_data(rule: Rule) -> tuple:
-    """A validated rule as plain data (marshal-able), for the folder index (_rulecache)."""
-    values = [getattr(rule, name) for name in DATA_FIELDS]
-    values[_GROUPS] = sorted(rule.groups)
-    for index in (_EXAMPLES, _COUNTER_EXAMPLES):
-        values[index] = [(e.message, e.source, e.line) for e in values[index]]
-    return tuple(values)
+    """A validated rule as plain data (marshal-able), for the folder index (_rulecache): its match
+    fields, then its detail fields as one marshalled bytes object."""
+    details = [getattr(rule, name) for name in DETAIL_FIELDS]
+    for index, name in enumerate(DETAIL_FIELDS):
+        if name in ("examples", "counter_examples"):
+            details[index] = [(e.message, e.source, e.line) for e in details[index]]
+    match = [getattr(rule, name) for name in MATCH_FIELDS]
+    match[MATCH_FIELDS.index("groups")] = sorted(rule.groups)
+    return (*match, marshal.dumps(tuple(details)))
 
 
 def rule_from_data(data: tuple) -> Rule:
-    values = list(data)
-    values[_GROUPS] = set(values[_GROUPS])
-    for index in (_EXAMPLES, _COUNTER_EXAMPLES):
-        values[index] = [Example(*item) for item in values[index]]
-    return Rule(*values)
+    rule = Rule.__new__(Rule)
+    values = rule.__dict__
+    values.update(zip(MATCH_FIELDS, data))
+    values["groups"] = set(values["groups"])
+    values["_compiled"] = None
+    values["_details"] = data[len(MATCH_FIELDS)]
+    return rule
 
 
 def builtin_rules_dir() -> Path:

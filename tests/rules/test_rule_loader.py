@@ -247,6 +247,36 @@ def test_a_folder_loads_from_its_index_until_a_file_changes(tmp_path, monkeypatc
     assert not rules and "does not compile" in str(problems[0])
 
 
+def test_a_folder_index_reads_a_rules_details_only_when_the_rule_is_used(tmp_path, monkeypatch):
+    from explainer.rules import base as _rulebase
+
+    monkeypatch.setenv("EXPLAINER_CACHE_DIR", str(tmp_path / "cache"))
+    path = _write(tmp_path, GOOD)
+    [built], _ = _rulebase.load_folder(path.parent, pack="acme", known_probes=PROBES, cached=True)
+    [again], _ = _rulebase.load_folder(path.parent, pack="acme", known_probes=PROBES, cached=True)
+    assert "summary" not in vars(again) and "body" not in vars(again)
+    assert _rulebase.match_rule(again, "AcmeLoaderTimeout: shard 7 took 120s").groups == {"shard": 7, "seconds": 120}
+    assert "summary" not in vars(again), "matching reads only the match fields"
+    assert again.summary == built.summary and again.examples == built.examples and again.body == built.body
+    with pytest.raises(AttributeError):
+        again.not_a_field  # noqa: B018
+
+
+def test_cache_files_of_older_versions_go_and_folder_indexes_are_capped(tmp_path, monkeypatch):
+    from explainer import _cache
+
+    monkeypatch.setenv("EXPLAINER_CACHE_DIR", str(tmp_path))
+    old = tmp_path / f"index-v{_cache.VERSION - 1}-0123.marshal"
+    old.write_bytes(b"old")
+    other_kind = tmp_path / f"probes-v{_cache.VERSION}-0123.marshal"
+    other_kind.write_bytes(b"kept")
+    for n in range(_cache.KEEP["index"] + 3):
+        _cache.save_index(_cache.cache_file("index", f"folder {n}"), [("id", b"details")])
+    indexes = list(tmp_path.glob("index-*.marshal"))
+    assert not old.exists() and other_kind.exists()
+    assert len(indexes) == _cache.KEEP["index"] and len(list(tmp_path.glob("details-*.bin"))) == _cache.KEEP["index"]
+
+
 def test_unwritable_cache_is_ignored(tmp_path):
     from explainer._cache import RuleCache
 
