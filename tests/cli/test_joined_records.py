@@ -7,7 +7,7 @@ import warnings
 
 import torch
 
-from conftest import benchmark_module
+from conftest import benchmark_module, run_python
 from explainer.cli.explain import FOLD_LINES, explain_stream, ranks_note
 
 coverage = benchmark_module("coverage")
@@ -70,6 +70,16 @@ def test_a_workers_collate_error_is_shown_with_the_stack_error_that_names_the_si
     assert diagnosis.rule == "shape.stack_sizes"
     assert "[3, 392, 392]" in diagnosis.summary
     assert [j["rule"] for j in diagnosis.facts["printed_with"]] == ["shape.collate_resize_storage"]
+
+
+def test_a_spawned_process_error_is_shown_with_spawns_re_raise():
+    printed = run_python("fixtures/distributed/spawn_child_error.py").stderr
+    assert "-- Process 0 terminated with the following error:" in printed
+    [diagnosis] = explain_stream(io.StringIO(printed))
+    assert diagnosis.rule == "shape.matmul" and diagnosis.location.code == "head(torch.randn(4, 5))"
+    [spawn] = diagnosis.facts["printed_with"]
+    assert spawn["rule"] == "distributed.spawn_process_raised" and "Process 0" in spawn["summary"]
+    assert spawn["location"]["code"] == "mp.spawn(train, nprocs=1)"
 
 
 def test_torchruns_report_names_a_worker_error_no_rule_explains():
