@@ -85,7 +85,7 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
         text = head.strip().strip("`").strip()
         if text:
             diagnosis = explain_text(text)
-            if diagnosis.rule is not None:
+            if diagnosis.rule is not None or diagnosis.runbook:  # a rule, or a foreign rule's page
                 if node := comfyui_node(text):
                     diagnosis.facts["comfyui_node"] = node
                 return [diagnosis]

@@ -52,6 +52,15 @@ def test_another_frameworks_message_is_said_to_be_foreign_not_matched_as_pytorch
     assert "Not a PyTorch error" in text and "runbook:" in text
 
 
+def test_a_pasted_glog_check_of_caffe_or_mxnet_is_said_to_be_foreign():
+    # Copied from https://github.com/CMU-Perceptual-Computing-Lab/openpose/issues/1708 (Caffe, in openpose):
+    # no 'Error:' line, so it is read as one pasted message; a PyTorch rule for the CUDA status must not claim it.
+    pasted = "Check failed: error == cudaSuccess (48 vs. 0) no kernel image is available for execution on the device."
+    [diagnosis] = explain_stream(io.StringIO(pasted))
+    assert diagnosis.rule is None and diagnosis.runbook.endswith("other.not_pytorch_caffe_mxnet.html")
+    assert "status 48" in diagnosis.summary and "no kernel image" in diagnosis.summary
+
+
 def test_a_pytorch_error_from_an_environment_named_tensorflow_is_still_pytorch():
     message = ('  File "/home/u/miniconda3/envs/tensorflow/lib/python3.6/site-packages/torch/autograd/__init__.py", '
                "line 99, in backward\n"
