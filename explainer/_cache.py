@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import marshal
+import mmap
 import os
 import tempfile
 import threading
@@ -186,15 +187,18 @@ def save_marshal(path: Path | None, value: Any) -> None:
 
 def load_index(path: Path | None) -> list[tuple] | None:
     """The rules (as plain data, see rule_to_data) a previous process built from exactly these files, or
-    None. Each rule's details come from the details file beside the index, read whole (reading is cheap,
-    unmarshalling is not: rule_from_data unmarshals a rule's slice when the rule is used)."""
+    None. Each rule's details are a slice of the details file beside the index, unmarshalled when the rule
+    is used (rule_from_data)."""
     data = load_marshal(path)
     if not (isinstance(data, tuple) and len(data) == 2 and isinstance(data[1], int)):
         return None
     rules, size = data
     try:
-        blob = memoryview(_details_path(path).read_bytes())
-    except OSError:
+        with open(_details_path(path), "rb") as handle:
+            # mapped, not read: a crash reads the pages of the few rules it uses; the mapping stays valid
+            # if another process replaces or prunes the file
+            blob = memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)) if size else memoryview(b"")
+    except (OSError, ValueError):
         return None
     if len(blob) != size:
         return None

@@ -159,7 +159,7 @@ def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
         patterns = joins.get(id(companion))
         if not patterns:
             continue
-        at = kept.index(companion)
+        at = next(i for i, d in enumerate(kept) if d is companion)  # by identity: equal diagnoses may repeat
         line = companion.facts.get("input_line", 0)
         neighbours = [d for d in kept[max(at - 1, 0):at] + kept[at + 1:at + 2]
                       if d.rule and id(d) not in joins and abs(d.facts.get("input_line", 0) - line) <= FOLD_LINES
@@ -171,7 +171,7 @@ def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
             "rule": companion.rule, "summary": companion.summary, "input_line": line,
             "location": companion.location.to_dict() if companion.location else None})
         _merge_ranks(lead, companion.facts.get("ranks", []))
-        kept.remove(companion)
+        del kept[at]
     return kept
 
 

@@ -80,6 +80,7 @@ class Rule:
         values = dict(zip(DETAIL_FIELDS, marshal.loads(details)))
         for key in ("examples", "counter_examples"):
             values[key] = [Example(*item) for item in values[key]]
+        values["groups"] = set(values["groups"])
         self.__dict__.update(values)
         return getattr(self, name)
 
@@ -112,10 +113,11 @@ class Rule:
         return set(self.groups)
 
 
-# A rule in the folder index: the fields matching needs, read back for every rule at every crash, then
-# the other fields (templates, examples, runbook text) marshalled once more, read only for a rule in use.
+# A rule in the folder index: what the literal prefilter needs, read back for every rule at every crash, then
+# the other fields (patterns, templates, examples, runbook text) marshalled once more, read only for a rule
+# whose required text is in the message (or that is used otherwise).
 DATA_FIELDS = tuple(f.name for f in fields(Rule) if not f.name.startswith("_"))
-MATCH_FIELDS = ("id", "category", "priority", "pack", "kind", "pattern_sources", "literals", "groups")
+MATCH_FIELDS = ("id", "category", "priority", "pack", "kind", "literals")
 DETAIL_FIELDS = tuple(name for name in DATA_FIELDS if name not in MATCH_FIELDS)
 
 
@@ -126,16 +128,15 @@ def rule_to_data(rule: Rule) -> tuple:
     for index, name in enumerate(DETAIL_FIELDS):
         if name in ("examples", "counter_examples"):
             details[index] = [(e.message, e.source, e.line) for e in details[index]]
-    match = [getattr(rule, name) for name in MATCH_FIELDS]
-    match[MATCH_FIELDS.index("groups")] = sorted(rule.groups)
-    return (*match, marshal.dumps(tuple(details)))
+        elif name == "groups":
+            details[index] = sorted(rule.groups)
+    return (*[getattr(rule, name) for name in MATCH_FIELDS], marshal.dumps(tuple(details)))
 
 
 def rule_from_data(data: tuple) -> Rule:
     rule = Rule.__new__(Rule)
     values = rule.__dict__
     values.update(zip(MATCH_FIELDS, data))
-    values["groups"] = set(values["groups"])
     values["_compiled"] = None
     values["_details"] = data[len(MATCH_FIELDS)]
     return rule
