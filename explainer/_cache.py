@@ -185,7 +185,7 @@ def save_marshal(path: Path | None, value: Any) -> None:
         _write_cache_file(path, data)
 
 
-def load_index(path: Path | None) -> list[tuple] | None:
+def load_index(path: Path | None, width: int) -> list[tuple] | None:
     """The rules (as plain data, see rule_to_data) a previous process built from exactly these files, or
     None. Each rule's details are a slice of the details file beside the index, unmarshalled when the rule
     is used (rule_from_data)."""
@@ -193,6 +193,8 @@ def load_index(path: Path | None) -> list[tuple] | None:
     if not (isinstance(data, tuple) and len(data) == 2 and isinstance(data[1], int)):
         return None
     rules, size = data
+    if not all(isinstance(item, tuple) and len(item) == width + 2 for item in rules):
+        return None  # not the layout this version writes (width match fields, then offset and length)
     try:
         with open(_details_path(path), "rb") as handle:
             # mapped, not read: a crash reads the pages of the few rules it uses; the mapping stays valid

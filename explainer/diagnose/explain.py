@@ -227,8 +227,8 @@ def _not_pytorch(found: Match, text: str, location: Location | None) -> Diagnosi
 # Where in torch's C++ the error was raised: "Exception raised from mark_variable_ready at
 # .../torch/csrc/distributed/c10d/reducer.cpp:453 (most recent call first)", or a warning's
 # "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)".
-TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>\w+) at |\(Triggered internally at )"
-                             r"(?P<path>[^\s()]+?\.(?:cpp|cu|cuh|h|hpp|c)):(?P<line>\d+)")
+TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\(\))?) at |\(Triggered internally at\s+)"
+                             r"(?P<path>[^\s()]+?\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)")
 TORCH_TREE_RE = re.compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
 
 

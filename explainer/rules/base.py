@@ -16,7 +16,7 @@ from explainer._errors import RuleError
 from explainer._gc import paused_gc
 
 from .packs import Pack, discover_packs, display_path
-from .rule import (DATA_FIELDS, Rule, builtin_rules_dir, load_rule_file, rule_file_names, rule_from_data, rule_to_data,
+from .rule import (DETAIL_FIELDS, MATCH_FIELDS, Rule, builtin_rules_dir, load_rule_file, rule_file_names, rule_from_data, rule_to_data,
                    text_may_match)
 
 MATCH_TIMEOUT_S = 0.1
@@ -146,9 +146,11 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
     files = rule_file_names(folder)
     index = None
     if cached:
-        context = f"{pack}|{display_root}|{_probes_key(known_probes)}|{','.join(DATA_FIELDS)}"
+        # the index's layout is part of its name: a field moved between the two parts misses it
+        layout = f"{','.join(MATCH_FIELDS)}|{','.join(DETAIL_FIELDS)}"
+        context = f"{pack}|{display_root}|{_probes_key(known_probes)}|{layout}"
         index = folder_index_path(folder, files, context)
-        built = load_index(index)
+        built = load_index(index, len(MATCH_FIELDS))
         if built is not None:
             return [rule_from_data(data) for data in built], []
     cache = open_cache(folder) if cached else NO_CACHE

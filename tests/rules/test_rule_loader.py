@@ -261,6 +261,11 @@ def test_a_folder_index_reads_a_rules_details_only_when_the_rule_is_used(tmp_pat
     assert again.summary == built.summary and again.examples == built.examples and again.body == built.body
     with pytest.raises(AttributeError):
         again.not_a_field  # noqa: B018
+    from explainer import _cache
+    from explainer.rules.rule import MATCH_FIELDS
+
+    [index] = (tmp_path / "cache").glob("index-*.marshal")
+    assert _cache.load_index(index, len(MATCH_FIELDS)) and _cache.load_index(index, len(MATCH_FIELDS) + 2) is None
 
 
 def test_cache_files_of_older_versions_go_and_folder_indexes_are_capped(tmp_path, monkeypatch):

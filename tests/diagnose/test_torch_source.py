@@ -1,0 +1,22 @@
+"""Where torch's C++ raised, read from the wordings real pastes hold: "Exception raised from X at file:line"
+(X may be `operator()`), "(Triggered internally at  file:line.)" with the space doubled, .cc files."""
+
+import io
+
+import pytest
+
+from conftest import benchmark_module
+from explainer.cli.explain import explain_stream
+
+CORPUS = {e.where: e for e in benchmark_module("coverage").load_corpus()}
+
+
+@pytest.mark.parametrize("where, source", [
+    ("r10_b.yaml#79", {"file": "c10/cuda/CUDAFunctions.cpp", "line": 115}),
+    ("r7_b.yaml#57", {"file": "aten/src/ATen/native/cudnn/Conv.cpp", "line": 1141, "function": "operator()"}),
+    ("r9_b.yaml#75", {"file": "caffe2/serialize/inline_container.cc", "line": 158, "function": "valid"}),
+])
+def test_torchs_cpp_source_is_named_in_every_wording(where, source):
+    diagnosis = next(d for d in explain_stream(io.StringIO(CORPUS[where].message)) if d.rule)
+    found = diagnosis.facts["torch_source"]
+    assert {k: found.get(k) for k in source} == source
