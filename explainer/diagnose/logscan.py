@@ -268,9 +268,11 @@ class _Stream:
             return True
         if len(self.lines) == 1 and self.terminate and WHAT_RE.match(line):
             return False  # what() says what the exception named on the line before was
+        if seen.header is not None and _introduces_inner(self.lines) and len(self.lines) < MAX_MESSAGE_LINES:
+            return False  # "... raised:" then its inner error, even when each line has a log prefix of its own
         if len(self.lines) >= MAX_MESSAGE_LINES or new_record or seen.marker or seen.opener:
             return True
-        return seen.header is not None and not self.embedded_depth and not _introduces_inner(self.lines)
+        return seen.header is not None and not self.embedded_depth
 
     def _extend_message(self, seen: _Line) -> None:
         if seen.stripped.startswith("Original Traceback (most recent call last)"):
@@ -388,8 +390,6 @@ def _introduces_inner(lines: list[str]) -> bool:
     """A record whose last line announces the error that follows ("BackendCompilerFailed: backend='inductor'
     raised:"): the next 'SomeError:' line is its inner error, not a new record."""
     return bool(lines) and lines[-1].rstrip().endswith(" raised:")
-
-
 
 
 def _is_warning(error_type: str) -> bool:

@@ -92,3 +92,10 @@ def test_a_frame_line_cut_inside_a_code_fence_is_torchs_not_the_users():
     [diagnosis] = explain_stream(io.StringIO(CORPUS["r10_a.yaml#106"].message))
     assert diagnosis.rule == "autograd.checkpoint_meta_device"
     assert diagnosis.location is None
+
+
+def test_an_inner_error_announced_by_raised_stays_in_its_record_under_log_prefixes():
+    # dynamo's warning log prefixes every line; "backend='inductor' raised:" still goes on to the RuntimeError
+    found = [d for d in explain_stream(io.StringIO(CORPUS["r10_b.yaml#35"].message)) if d.rule]
+    assert [d.rule for d in found] == ["compile.triton_capability"]
+    assert "NVIDIA GeForce GTX TITAN X" in found[0].summary
