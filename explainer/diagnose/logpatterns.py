@@ -89,7 +89,10 @@ COMFY_TITLE_RE = re.compile(r"^(?!\w*(?:Error|Exception|Warning|Interrupt|Exit|T
 AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceback:|Set TORCH_LOGS=|"
                             r"Set torch\._dynamo\.config\.|You can suppress this exception|"
                             # torch.onnx.export's report: "## Exception summary", then "<class 'KeyError'>: ..."
-                            r"## Exception summary|<class '[\w.]+'>: )")
+                            r"## Exception summary|<class '[\w.]+'>: |"
+                            # uv's explanation of a failed build ("hint: This error likely indicates that X depends
+                            # on torch"); cuBLAS's call, when a paste broke the line before its arguments
+                            r"hint: |\(\s*handle,)")
 REPRO_PART_RE = re.compile(r"(import torch|ConvolutionParams|input: TensorDescriptor|output: TensorDescriptor|weight: FilterDescriptor)")
 # A file name that GitHub's markdown turned into a link, copied back as markdown: "[a.so](http://a.so/)".
 AUTOLINK_RE = re.compile(r"\[([^\]\s]+)\]\(https?://\1/?\)")

@@ -1,10 +1,12 @@
-"""Records printed with an error that belong to it (a rule's `joins`) are shown with it, as one failure;
-a launcher's report names the worker error before it even when no rule explains that error."""
+"""What a log prints with an error belongs to it: records a rule `joins` (shown with the error, as one
+failure), an inner error announced by "raised:", the parts of a message after a blank line; a launcher's
+report names the worker error before it even when no rule explains that error."""
 
 import io
 import traceback
 import warnings
 
+import pytest
 import torch
 
 from conftest import benchmark_module, run_python
@@ -99,3 +101,12 @@ def test_an_inner_error_announced_by_raised_stays_in_its_record_under_log_prefix
     found = [d for d in explain_stream(io.StringIO(CORPUS["r10_b.yaml#35"].message)) if d.rule]
     assert [d.rule for d in found] == ["compile.triton_capability"]
     assert "NVIDIA GeForce GTX TITAN X" in found[0].summary
+
+
+@pytest.mark.parametrize("where, rule, value", [
+    ("r10_b.yaml#54", "other.build_isolation_no_torch", "flash-attn@2.8.1"),  # uv's hint after a blank line
+    ("devmem.yaml#105", "device.cublas_status", "CUDA_R_16F"),  # cuBLAS's call, broken off after a blank line
+])
+def test_what_a_message_says_after_a_blank_line_stays_in_it(where, rule, value):
+    [diagnosis] = [d for d in explain_stream(io.StringIO(CORPUS[where].message)) if d.rule]
+    assert diagnosis.rule == rule and value in coverage.what_was_said(diagnosis)
