@@ -108,30 +108,45 @@ class RuleCache:
 
 
 def _write_cache_file(path: Path, data: bytes) -> bool:
-    """Write a cache file atomically, then prune its kind (the name before '-v'): files an older version
-    wrote go, and of this version's the newest KEEP (by kind, else MAX_CACHE_FILES) stay: rule folders
-    come and go (temporary ones in tests), and every edit of a rule names a new folder index.
-    False if it could not be written."""
+    """Write a cache file atomically, then prune its kind. False if it could not be written."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.replace(temp, path)
-        kind = path.name.split("-v", 1)[0]
-        current = f"{kind}-v{VERSION}-"
-        files = []
-        for other in path.parent.glob(f"{kind}-v*{path.suffix}"):
-            if not other.name.startswith(current):
-                other.unlink(missing_ok=True)
-            else:
-                files.append(other)
-        files.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-        for stale in files[KEEP.get(kind, MAX_CACHE_FILES):]:
-            stale.unlink(missing_ok=True)
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+            os.replace(temp, path)
+        except OSError:
+            Path(temp).unlink(missing_ok=True)
+            raise
     except OSError:
         return False
+    _prune(path)
     return True
+
+
+def _prune(path: Path) -> None:
+    """Of path's kind (the name before '-v'), files an older version wrote go, and of this version's the
+    newest KEEP (by kind, else MAX_CACHE_FILES) stay: rule folders come and go (temporary ones in tests),
+    and every edit of a rule names a new folder index. A file that cannot go (another process maps it,
+    on Windows) stays until a later write."""
+    kind = path.name.split("-v", 1)[0]
+    current = f"{kind}-v{VERSION}-"
+    kept: list[tuple[float, Path]] = []
+    for other in path.parent.glob(f"{kind}-v*{path.suffix}"):
+        try:
+            if other.name.startswith(current):
+                kept.append((other.stat().st_mtime, other))
+            else:
+                other.unlink()
+        except OSError:
+            continue
+    kept.sort(reverse=True)
+    for _, stale in kept[KEEP.get(kind, MAX_CACHE_FILES):]:
+        try:
+            stale.unlink()
+        except OSError:
+            continue
 
 
 NO_CACHE = RuleCache(None)
