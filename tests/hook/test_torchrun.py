@@ -2,6 +2,8 @@
 `explainer explain` on the combined log (one diagnosis per distinct failure, the root-cause rank,
 the other ranks' errors as its consequences).
 
+In rank1-shape, rank 1 stays up a second after its error is recorded: torchrun ranks root causes by the error
+files' whole-second timestamps, a tie going to rank 0.
 The end-to-end runs launch `torchrun --nproc_per_node=2` with gloo on CPU; the three runs start
 together (each costs a few seconds of torch imports per rank). The agent polls its workers every
 2 s (`--monitor-interval`), so a rank whose Gloo connection closed has printed its own diagnosis
