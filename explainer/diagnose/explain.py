@@ -227,7 +227,9 @@ def _not_pytorch(found: Match, text: str, location: Location | None) -> Diagnosi
 # Where in torch's C++ the error was raised: "Exception raised from mark_variable_ready at
 # .../torch/csrc/distributed/c10d/reducer.cpp:453 (most recent call first)", or a warning's
 # "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)".
-TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\(\))?) at |\(Triggered internally at\s+)"
+TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\(\))?) at |\(Triggered internally at\s+|"
+                             # torch 1.x's c10::Error: "CUDA error: ... (insert_events at .../THCCachingAllocator.cpp:470)"
+                             r"\((?P<old_function>\w+) at (?=[^\s()]*(?:aten|c10|THC|THCUNN|torch|caffe2)/))"
                              r"(?P<path>[^\s()]+?\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)")
 TORCH_TREE_RE = re.compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
 
@@ -240,7 +242,7 @@ def torch_source(text: str) -> dict[str, Any] | None:
     path = found.group("path").replace("\\", "/")
     tree = TORCH_TREE_RE.search(path)
     return {"file": tree.group(1) if tree else path.rsplit("/", 1)[-1], "line": int(found.group("line")),
-            "function": found.group("function") or "", "code": ""}
+            "function": found.group("function") or found.group("old_function") or "", "code": ""}
 
 
 def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseException | None,

@@ -348,6 +348,9 @@ class _Stream:
         self.lines = [first]
         self.vscode = opener is not None and opener.re is VSCODE_OPENER
         self.terminate = opener is not None and opener.re is TERMINATE_OPENER
+        # std::terminate's what() repeats a failure (a CUDA error thrown again while the process unwinds after
+        # Python's report of it): folded with a report of the same rule next to it, like a marker line
+        self.current.logged_line = self.terminate
         self.forward_trace = bool(FORWARD_TRACE_RE.search(first))
         if self.forward_trace:
             self.current.frames = []  # where the warning was issued (torch's autograd) says nothing

@@ -1,5 +1,6 @@
 """Where torch's C++ raised, read from the wordings real pastes hold: "Exception raised from X at file:line"
-(X may be `operator()`), "(Triggered internally at  file:line.)" with the space doubled, .cc files."""
+(X may be `operator()`), "(Triggered internally at  file:line.)" with the space doubled, .cc files, torch 1.x's
+"(function at file:line)"."""
 
 import io
 
@@ -15,8 +16,11 @@ CORPUS = {e.where: e for e in benchmark_module("coverage").load_corpus()}
     ("r10_b.yaml#79", {"file": "c10/cuda/CUDAFunctions.cpp", "line": 115}),
     ("r7_b.yaml#57", {"file": "aten/src/ATen/native/cudnn/Conv.cpp", "line": 1141, "function": "operator()"}),
     ("r9_b.yaml#75", {"file": "caffe2/serialize/inline_container.cc", "line": 158, "function": "valid"}),
+    # torch 1.x: "(insert_events at .../THCCachingAllocator.cpp:470)" in std::terminate's what(), printed after
+    # Python's report of the same CUDA error: one diagnosis
+    ("devmem.yaml#209", {"file": "aten/src/THC/THCCachingAllocator.cpp", "line": 470, "function": "insert_events"}),
 ])
 def test_torchs_cpp_source_is_named_in_every_wording(where, source):
-    diagnosis = next(d for d in explain_stream(io.StringIO(CORPUS[where].message)) if d.rule)
+    [diagnosis] = [d for d in explain_stream(io.StringIO(CORPUS[where].message)) if d.rule]
     found = diagnosis.facts["torch_source"]
     assert {k: found.get(k) for k in source} == source
