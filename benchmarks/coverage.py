@@ -121,7 +121,7 @@ def value_named(value: str, said: str) -> bool:
 
 def what_was_said(diagnosis) -> str:
     """Everything the text output shows: the ranks it was seen on, title, summary, the 'at' / 'raised in'
-    lines, culprits, fixes."""
+    lines, the records printed with the error, culprits, fixes."""
     from explainer.cli.explain import ranks_note
 
     culprits = " ".join(json.dumps(c, ensure_ascii=False) for c in diagnosis.culprits)
@@ -129,11 +129,10 @@ def what_was_said(diagnosis) -> str:
     from explainer.diagnose.render import FRAME_FACTS
 
     places += [diagnosis.facts[k] for k, _ in FRAME_FACTS if isinstance(diagnosis.facts.get(k), dict)]
-    where = " ".join(f"{p['file']}:{p['line']} in {p.get('function', '')} {p['code']}" for p in places)
-    for part in diagnosis.facts.get("printed_with", ()):
-        where += f" {part['summary']}"
-        if part.get("location"):
-            where += " {file}:{line} in {function} {code}".format(**part["location"])
+    printed_with = diagnosis.facts.get("printed_with", [])
+    places += [part["location"] for part in printed_with if part.get("location")]
+    where = " ".join([*(f"{p['file']}:{p['line']} in {p.get('function', '')} {p['code']}" for p in places),
+                      *(part["summary"] for part in printed_with)])
     node = f"in ComfyUI node {diagnosis.facts['comfyui_node']}" if diagnosis.facts.get("comfyui_node") else ""
     return " ".join([ranks_note(diagnosis), diagnosis.title, diagnosis.summary, where, node, *diagnosis.fixes,
                      culprits])

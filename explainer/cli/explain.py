@@ -13,7 +13,7 @@ from explainer.diagnose.explain import explain_text, rerender
 from explainer.diagnose.logpatterns import comfyui_node
 from explainer.diagnose.logblocks import scan_blocks
 from explainer.diagnose.logscan import FoundError, dedupe_key
-from explainer.diagnose.render import add_format_argument, render_json, render_text, use_colour
+from explainer.diagnose.render import add_format_argument, first_line, render_json, render_text, use_colour
 from explainer.diagnose.textframes import looks_like_library_path
 from explainer.rules.base import default_rulebase
 
@@ -225,12 +225,8 @@ def _link_launcher_reports(diagnoses: list[Diagnosis]) -> None:
             diagnosis.facts["consequence_of"] = {"rank": None, "rule": cause.rule,
                                                  "input_line": cause.facts.get("input_line")}
             if cause.rule is None:  # no rule explains the worker's error: at least say which it was
-                diagnosis.facts["consequence_of"]["error"] = _first_line(cause.error)
-            cause.facts.setdefault("launcher_report", _first_line(diagnosis.error))
-
-
-def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")[:MAX_REPORT_CHARS]
+                diagnosis.facts["consequence_of"]["error"] = first_line(cause.error)[:MAX_REPORT_CHARS]
+            cause.facts.setdefault("launcher_report", first_line(diagnosis.error)[:MAX_REPORT_CHARS])
 
 
 def _is_consequence(diagnosis: Diagnosis) -> bool:

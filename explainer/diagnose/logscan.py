@@ -343,14 +343,14 @@ class _Stream:
         if opener is not None and opener.groupdict().get("path"):
             frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
         node = "" if self.titled and number > 3 else self.node  # a title names the error just below it
-        self.current = FoundError("", frames, number, ranks, warning=warning, node=node, before=list(self.recent))
-        self.node, self.titled = "", False
-        self.lines = [first]
-        self.vscode = opener is not None and opener.re is VSCODE_OPENER
         self.terminate = opener is not None and opener.re is TERMINATE_OPENER
         # std::terminate's what() repeats a failure (a CUDA error thrown again while the process unwinds after
         # Python's report of it): folded with a report of the same rule next to it, like a marker line
-        self.current.logged_line = self.terminate
+        self.current = FoundError("", frames, number, ranks, warning=warning, node=node, before=list(self.recent),
+                                  logged_line=self.terminate)
+        self.node, self.titled = "", False
+        self.lines = [first]
+        self.vscode = opener is not None and opener.re is VSCODE_OPENER
         self.forward_trace = bool(FORWARD_TRACE_RE.search(first))
         if self.forward_trace:
             self.current.frames = []  # where the warning was issued (torch's autograd) says nothing

@@ -83,7 +83,7 @@ FRAME_FACTS = (("called_via", "via "), ("raised_in", "raised in "),
 
 def _rows(diagnosis: Diagnosis) -> list[_Row]:
     if diagnosis.rule is None and not diagnosis.runbook:
-        line = f"torch-explainer: {diagnosis.title.lower()} ({_safe(_first_line(diagnosis.error), 120)})."
+        line = f"torch-explainer: {diagnosis.title.lower()} ({_safe(first_line(diagnosis.error), 120)})."
         return [_Row([], [(line, "dim")])]
     # No rule but a runbook: the message is another framework's (a foreign rule), said as plainly.
     rows = [
@@ -238,7 +238,7 @@ def _cap(text: str, limit: int = MAX_FIELD) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
     return text.splitlines()[0] if text else ""
 
 
