@@ -11,7 +11,6 @@ import ast
 import linecache
 import os
 import sys
-import sysconfig
 from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
@@ -82,18 +81,18 @@ def _decode_cols(line: str, col: int, end_col: int | None) -> str:
 
 @lru_cache(maxsize=1)
 def _library_dirs() -> tuple[str, ...]:
-    dirs = set()
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        path = sysconfig.get_paths().get(key)
-        if path:
-            dirs.add(os.path.realpath(path))
+    # The standard library is where `os` lives; installed packages where `site` put them (sysconfig would
+    # say the same, at a few milliseconds of the crash's time to import and expand its schemes).
+    dirs = {os.path.dirname(os.path.realpath(os.__file__))}
     try:
         import site
 
         dirs.update(os.path.realpath(p) for p in site.getsitepackages())
         dirs.add(os.path.realpath(site.getusersitepackages()))
-    except (AttributeError, ValueError):
-        pass
+    except (AttributeError, ValueError):  # an old virtualenv's own site module
+        import sysconfig
+
+        dirs.update(os.path.realpath(p) for k, p in sysconfig.get_paths().items() if k in ("purelib", "platlib"))
     dirs.add(os.path.dirname(os.path.realpath(__file__)))
     torch = sys.modules.get("torch")
     torch_file = getattr(torch, "__file__", None) if torch is not None else None

@@ -16,6 +16,7 @@ from explainer._errors import RuleError
 from explainer._gc import paused_gc
 
 from .packs import Pack, discover_packs, display_path
+from .prefilter import gated_rules, open_gates
 from .rule import (DETAIL_FIELDS, MATCH_FIELDS, Rule, builtin_rules_dir, load_rule_file, rule_file_names, rule_from_data, rule_to_data,
                    text_may_match)
 
@@ -49,6 +50,19 @@ class RuleBase:
             pack_order.setdefault(rule.pack, len(pack_order))
         self.rules.sort(key=lambda r: (-r.priority, pack_order[r.pack], r.id))
         self.by_id = {r.id: r for r in self.rules}
+        self._gates: tuple | None = None
+        self._opened: tuple[str, list[Rule]] | None = None
+
+    def candidates(self, text: str) -> list[Rule]:
+        """The rules whose required text text may hold, in the order they are tried: one look-up of the
+        text's words for every rule, instead of each rule's literals in turn."""
+        if self._opened is not None and self._opened[0] == text:
+            return self._opened[1]
+        if self._gates is None:
+            self._gates = gated_rules([rule.gates for rule in self.rules])
+        opened = [self.rules[position] for position in open_gates(text, *self._gates)]
+        self._opened = (text, opened)
+        return opened
 
     def match(self, text: str, kind: str = "error") -> Match | None:
         for found in self.iter_matches(text, kind):
@@ -59,7 +73,7 @@ class RuleBase:
         """The first error rule of a higher priority than found's that matches text (any rule when found is
         None): a second reading of the same error with more context, tried only where it could win."""
         text = text[:MAX_MATCH_CHARS]
-        for rule in self.rules:
+        for rule in self.candidates(text):
             if found is not None and rule.priority <= found.rule.priority:
                 return None
             if rule.kind == "error" and rule.id not in self.timeouts:
@@ -78,7 +92,7 @@ class RuleBase:
     def iter_matches(self, text: str, kind: str = "error"):
         """Every rule of this kind that matches text, in the order they are tried."""
         text = text[:MAX_MATCH_CHARS]
-        for rule in self.rules:
+        for rule in self.candidates(text):
             # A rule whose pattern once ran past the timeout is not tried again in this process:
             # a log with thousands of errors must not pay the timeout thousands of times.
             if rule.kind != kind or rule.id in self.timeouts:

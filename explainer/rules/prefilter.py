@@ -10,6 +10,10 @@ MIN_RUN = 2
 # First in an alternative whose runs are to be looked for in the case-folded text (a pattern that
 # ignores case); a run is never empty, and the empty string is in any text.
 IGNORE_CASE = ""
+WORD_RE = re.compile(r"\w+")
+# A gate: the one key per alternative looked up for every rule at once (RuleBase.candidates). "w" a whole
+# word of the text, "s" a run found anywhere in it; capitals look in the case-folded text.
+WORD_GATE, TEXT_GATE = "w", "s"
 
 
 def required_runs(source: str) -> list[list[str]] | None:
@@ -89,6 +93,54 @@ def _combined(before: list[set[str]], inner: list[set[str]]) -> list[set[str]]:
         if len(part) <= MAX_ALTERNATIVES and all(part):
             return part
     return [set.intersection(*product)]  # what every alternative needs: still required
+
+
+def gates(required: list[list[str]] | None) -> list[str] | None:
+    """One key per alternative of required (see required_runs): a text lacking every key cannot match.
+    The longest word a run holds whole (its characters on both sides inside the run are not word
+    characters, so the text holds it as a word of its own), else the longest run; None: no shortcut."""
+    if required is None:
+        return None
+    keys = []
+    for alternative in required:
+        folded = alternative[0] == IGNORE_CASE
+        runs = [run for run in alternative if run]
+        words = [m.group() for run in runs for m in WORD_RE.finditer(run) if 0 < m.start() and m.end() < len(run)]
+        kind, key = (WORD_GATE, max(words, key=len)) if words else (TEXT_GATE, max(runs, key=len))
+        keys.append((kind.upper() if folded else kind) + key)
+    return keys
+
+
+def gated_rules(all_gates: list[list[list[str] | None]]) -> tuple[dict[str, list[int]], list[tuple[str, int]], list[int]]:
+    """For rules given by position (each a list of its patterns' gates): which rules each whole-word key
+    opens, the run keys to look for, and the rules with a pattern that has no shortcut (always tried)."""
+    words: dict[str, list[int]] = {}
+    runs: list[tuple[str, int]] = []
+    always = []
+    for position, pattern_gates in enumerate(all_gates):
+        if any(keys is None for keys in pattern_gates):
+            always.append(position)
+            continue
+        for key in {key for keys in pattern_gates for key in keys}:
+            if key[0] in (WORD_GATE, WORD_GATE.upper()):
+                words.setdefault(key, []).append(position)
+            else:
+                runs.append((key, position))
+    return words, runs, always
+
+
+def open_gates(text: str, words: dict[str, list[int]], runs: list[tuple[str, int]], always: list[int]) -> list[int]:
+    """The positions of the rules (see gated_rules) that may match text, in order."""
+    folded = text.casefold()
+    present = {WORD_GATE + word for word in WORD_RE.findall(text)}
+    present.update(WORD_GATE.upper() + word for word in WORD_RE.findall(folded))
+    found = set(always)
+    for key in present.intersection(words):
+        found.update(words[key])
+    for key, position in runs:
+        if position not in found and key[1:] in (folded if key[0].isupper() else text):
+            found.add(position)
+    return sorted(found)
 
 
 def text_may_match(required: list[list[str]] | None, text: str) -> bool:

@@ -13,7 +13,7 @@ from explainer._cache import NO_CACHE, RuleCache
 from explainer._diagnosis import CATEGORIES
 from explainer._errors import RuleError
 
-from .prefilter import IGNORE_CASE, required_runs, text_may_match  # noqa: F401 (this module's API too)
+from .prefilter import IGNORE_CASE, gates, required_runs, text_may_match  # noqa: F401 (this module's API too)
 from .templates import TemplateProblem, template_fields
 
 ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
@@ -65,6 +65,8 @@ class Rule:
     kind: str = "error"
     facts: list[str] = field(default_factory=list)
     literals: list[list[list[str]] | None] = field(default_factory=list)
+    # per pattern, one key per alternative of its literals: what RuleBase looks up for all rules at once
+    gates: list[list[str] | None] = field(default_factory=list)
     # patterns for the lines a log printed just before the error: values its own text leaves out
     context_sources: list[str] = field(default_factory=list)
     # rule ids (globs) of the errors this record is part of when printed next to one (anomaly mode's warning)
@@ -87,6 +89,8 @@ class Rule:
     def __post_init__(self) -> None:
         if not self.literals:
             self.literals = [required_runs(source) for source in self.pattern_sources]
+        if not self.gates:
+            self.gates = [gates(required) for required in self.literals]
 
     @property
     def patterns(self) -> list[Any]:
@@ -113,11 +117,11 @@ class Rule:
         return set(self.groups)
 
 
-# A rule in the folder index: what the literal prefilter needs, read back for every rule at every crash, then
-# the other fields (patterns, templates, examples, runbook text) marshalled once more, read only for a rule
-# whose required text is in the message (or that is used otherwise).
+# A rule in the folder index: its id, order and gates, read back for every rule at every crash, then the
+# other fields (required text, patterns, templates, examples, runbook text) marshalled once more, read only
+# for a rule whose gate is in the message (or that is used otherwise).
 DATA_FIELDS = tuple(f.name for f in fields(Rule) if not f.name.startswith("_"))
-MATCH_FIELDS = ("id", "category", "priority", "pack", "kind", "literals")
+MATCH_FIELDS = ("id", "category", "priority", "pack", "kind", "gates")
 DETAIL_FIELDS = tuple(name for name in DATA_FIELDS if name not in MATCH_FIELDS)
 
 

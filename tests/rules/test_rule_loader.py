@@ -188,15 +188,34 @@ def test_required_runs_are_what_every_match_must_contain():
 
 
 def test_literal_prefilter_never_rejects_a_real_match():
+    """Neither a rule's own required text nor the rule base's look-up of every rule's gate at once."""
     from explainer.rules.base import default_rulebase
     from explainer.rules.rule import text_may_match
 
-    for rule in default_rulebase().rules:
+    rulebase = default_rulebase()
+    for rule in rulebase.rules:
         for example in rule.examples + rule.counter_examples:
             for pattern, required in zip(rule.patterns, rule.literals):
                 if pattern.search(example.message):
                     assert text_may_match(required, example.message), \
                         f"{rule.file}: {required!r} is not required by {pattern.pattern!r}"
+                    assert rule in rulebase.candidates(example.message), f"{rule.file}: gates {rule.gates!r}"
+
+
+def test_gates_are_whole_words_only_where_the_pattern_holds_them_whole():
+    from explainer.rules.prefilter import gated_rules, gates, open_gates, required_runs
+
+    assert gates(required_runs(r"mat1 and mat2 shapes cannot be multiplied \((?P<a>\d+)x")) == ["wmultiplied"]
+    assert gates(required_runs(r"\w+Error: bad")) == ["sError: bad"]  # neither word is whole in the run
+    assert gates(required_runs(r"(?i)CUDA out of memory")) == ["Wout"]
+    assert gates(required_runs(r"foo|bar baz qux")) == ["wbaz", "sfoo"]
+    assert gates(None) is None
+    rules = [gates(required_runs(p)) for p in (r"mat1 and mat2 shapes", r"(?i)CUDA out of memory", r"\w+Error: bad")]
+    table = gated_rules([[g] for g in rules])
+    assert open_gates("RuntimeError: mat1 and mat2 shapes cannot be multiplied", *table) == [0]
+    assert open_gates("Cuda Out Of Memory. ValueError: bad input", *table) == [1, 2]
+    assert open_gates("mat1 and mat2x", *table) == []  # the gate, "mat2", only inside another word
+    assert open_gates("anything", *gated_rules([[None]])) == [0]  # no shortcut: always tried
 
 
 def test_every_builtin_pattern_has_a_literal_shortcut():
@@ -255,8 +274,8 @@ def test_a_folder_index_reads_a_rules_details_only_when_the_rule_is_used(tmp_pat
     [built], _ = _rulebase.load_folder(path.parent, pack="acme", known_probes=PROBES, cached=True)
     [again], _ = _rulebase.load_folder(path.parent, pack="acme", known_probes=PROBES, cached=True)
     assert "summary" not in vars(again) and "pattern_sources" not in vars(again)
-    assert _rulebase.match_rule(again, "RuntimeError: CUDA error: out of memory") is None
-    assert "pattern_sources" not in vars(again), "a message without the rule's required text reads nothing more"
+    assert _rulebase.RuleBase([again]).match("RuntimeError: CUDA error: out of memory") is None
+    assert "pattern_sources" not in vars(again), "a message without the rule's gate reads nothing more"
     assert _rulebase.match_rule(again, "AcmeLoaderTimeout: shard 7 took 120s").groups == {"shard": 7, "seconds": 120}
     assert again.summary == built.summary and again.examples == built.examples and again.body == built.body
     with pytest.raises(AttributeError):
