@@ -41,6 +41,8 @@ def test_values_are_named_in_any_notation():
     assert not coverage.value_named("[32, 512]", "x of shape (512, 32)")
     assert coverage.value_named("CUDNN_STATUS_NOT_SUPPORTED", "cuDNN said `CUDNN_STATUS_NOT_SUPPORTED`")
     assert not coverage.value_named("c10::Half", "mixed float and double")
+    assert coverage.value_named('functional.py", line 2516', "raised in /x/torch/nn/functional.py:2516 in group_norm")
+    assert not coverage.value_named('functional.py", line 2516', "raised in /x/torch/nn/functional.py:2517")
 
 
 @pytest.fixture(scope="module")
