@@ -26,16 +26,16 @@ class SkippableBlock:
     """Whole lines of a file, undecoded: whether a trigger literal occurs in them (found by grep), and
     the number of their first line where it is known (always when they hold a trigger)."""
 
-    data: bytes
+    data: bytes | memoryview  # a view of the block read: skipped blocks are never copied
     has_trigger: bool
     first_line: int | None = None
 
     def decode(self) -> str:
-        text = self.data.decode("utf-8", "replace")
+        text = str(self.data, "utf-8", "replace")
         return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text  # universal newlines
 
     def last_lines(self) -> list[str]:
-        return tail_lines(self.data[-TAIL_BYTES:].decode("utf-8", "replace"), len(self.data) > TAIL_BYTES)
+        return tail_lines(str(self.data[-TAIL_BYTES:], "utf-8", "replace"), len(self.data) > TAIL_BYTES)
 
 
 def scan_blocks(blocks: Iterable[str | SkippableBlock]) -> Iterator[FoundError]:

@@ -22,12 +22,12 @@ BLOCK_BYTES = 1 << 20
 PIECE_BYTES = 16 << 10
 
 
-def _pieces(data: bytes) -> Iterator[bytes]:
-    """Whole lines in pieces of about PIECE_BYTES: only the pieces around a trigger are decoded and read."""
-    begin = 0
-    while begin < len(data):
-        cut = data.find(b"\n", begin + PIECE_BYTES - 1) + 1 or len(data)
-        yield data[begin:cut]
+def _pieces(data: bytes, begin: int, end: int) -> Iterator[tuple[int, int]]:
+    """data[begin:end] (whole lines) as (begin, end) of pieces of about PIECE_BYTES: only the pieces around a
+    trigger are decoded and read."""
+    while begin < end:
+        cut = data.find(b"\n", begin + PIECE_BYTES - 1, end) + 1 or end
+        yield begin, cut
         begin = cut
 
 
@@ -77,31 +77,35 @@ def _blocks(path: str, command: list[str]) -> Iterator[SkippableBlock]:
                           stdin=subprocess.DEVNULL, env=env, bufsize=1 << 16) as grep, open(path, "rb") as handle:
         hits = trigger_hits(grep.stdout)
         hit = next(hits, None)
-        start, lone_cr, rest = 0, 0, b""
+        start, lone_cr = 0, 0
         finished = False
         try:
-            while start + len(rest) < size:
-                chunk = handle.read(min(BLOCK_BYTES, size - start - len(rest)))
+            while start < size:
+                chunk = handle.read(min(BLOCK_BYTES, size - start))
                 if not chunk:
                     break
-                data = rest + chunk
-                cut = len(data) if start + len(data) >= size else data.rfind(b"\n") + 1
-                if cut == 0:
-                    rest = data  # a line longer than a block: read on
-                    continue
-                data, rest = data[:cut], data[cut:]
-                pieces = _pieces(data) if hit is not None and hit[1] < start + len(data) else (data,)
-                for piece in pieces:
-                    end = start + len(piece)
-                    first_line = None
-                    if hit is not None and hit[1] < end:
-                        first_line = hit[0] + lone_cr - piece.count(b"\n", 0, hit[1] - start)
-                        while hit is not None and hit[1] < end:
-                            hit = next(hits, None)
-                    yield SkippableBlock(piece, first_line is not None, first_line)
-                    if b"\r" in piece:
-                        lone_cr += piece.count(b"\r") - piece.count(b"\r\n")
-                    start = end
+                # whole lines: the block up to its last newline, then the line it cut, finished by readline
+                # (no copy of the block itself: a block without a trigger is never even sliced)
+                cut = len(chunk) if chunk.endswith(b"\n") or start + len(chunk) >= size else chunk.rfind(b"\n") + 1
+                regions = [(chunk, cut)]
+                if cut < len(chunk):
+                    regions.append((chunk[cut:] + handle.readline(max(size - start - len(chunk), 0)), None))
+                for data, end in regions:
+                    end = len(data) if end is None else end
+                    if not end:
+                        continue  # a block inside one long line: all of it is in the next region
+                    whole = hit is not None and hit[1] < start + end
+                    for begin, stop in (_pieces(data, 0, end) if whole else ((0, end),)):
+                        first_line = None
+                        if hit is not None and hit[1] < start + stop - begin:
+                            first_line = hit[0] + lone_cr - data.count(b"\n", begin, begin + hit[1] - start)
+                            while hit is not None and hit[1] < start + stop - begin:
+                                hit = next(hits, None)
+                        piece = data[begin:stop] if first_line is not None else memoryview(data)[begin:stop]
+                        yield SkippableBlock(piece, first_line is not None, first_line)
+                        if data.find(b"\r", begin, stop) != -1:
+                            lone_cr += data.count(b"\r", begin, stop) - data.count(b"\r\n", begin, stop)
+                        start += stop - begin
             for _ in hits:  # matches in what was appended meanwhile: let grep finish
                 pass
             finished = grep.wait() in (0, 1)  # 1: no match at all
