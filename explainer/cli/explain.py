@@ -5,16 +5,18 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import itertools
+import re
 import sys
+import textwrap
 from typing import Iterable, TextIO
 
 from explainer._diagnosis import Diagnosis
 from explainer.diagnose.explain import explain_text, rerender
 from explainer.diagnose.logpatterns import comfyui_node
 from explainer.diagnose.logblocks import scan_blocks
-from explainer.diagnose.logscan import FoundError, dedupe_key
+from explainer.diagnose.logscan import FoundError, dedupe_key, scan
 from explainer.diagnose.render import add_format_argument, first_line, render_json, render_text, use_colour
-from explainer.diagnose.textframes import looks_like_library_path
+from explainer.diagnose.textframes import looks_like_library_path, torch_entry
 from explainer.rules.base import default_rulebase
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
@@ -27,6 +29,7 @@ CONSEQUENCE_TAG = "consequence"
 LAUNCHER_TAG = "elastic"  # with CONSEQUENCE_TAG: what torchrun's agent prints about its workers
 MAX_REPORT_CHARS = 200
 FIRST_RANK = "_first_rank"  # the rank that printed an error first; dropped before output
+NUMBER_RE = re.compile(r"\d+")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -79,25 +82,49 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
     head = stream.read(BLOCK_CHARS)
     blocks = itertools.chain([head], iter(lambda: stream.read(BLOCK_CHARS), ""))
     diagnoses = explain_found(scan_blocks(blocks))
-    if diagnoses:
+    if not (head.strip() and head.count("\n") <= BARE_MESSAGE_LINES and len(head) < BLOCK_CHARS):
         return diagnoses
-    if head.strip() and head.count("\n") <= BARE_MESSAGE_LINES and len(head) < BLOCK_CHARS:
-        text = head.strip().strip("`").strip()
-        if text:
-            diagnosis = explain_text(text)
-            if diagnosis.rule is not None or diagnosis.runbook:  # a rule, or a foreign rule's page
-                if node := comfyui_node(text):
-                    diagnosis.facts["comfyui_node"] = node
-                return [diagnosis]
-    return []
+    # A short input is one pasted message: its lines lend values to the record found in it.
+    text = head.strip().strip("`").strip()
+    # Read whole where no record was found, or where the paste is one line (a frame, its code and the error run
+    # together: the records found in it are that line).
+    whole = not diagnoses or "\n" not in text
+    if not diagnoses and (dedented := textwrap.dedent(head)) != head:
+        diagnoses = explain_found(scan(dedented.splitlines()))  # indented as a whole (a markdown code block)
+    if any(d.rule for d in diagnoses):
+        _lend_paste_facts(diagnoses, text)
+        return diagnoses
+    if text and whole:
+        diagnosis = explain_text(text)
+        if diagnosis.rule is not None or diagnosis.runbook:  # a rule, or a foreign rule's page
+            if node := comfyui_node(text):
+                diagnosis.facts["comfyui_node"] = node
+            return [diagnosis]
+    return diagnoses
+
+
+def _lend_paste_facts(diagnoses: list[Diagnosis], text: str) -> None:
+    """A short paste is one report: values its other lines hold for the rule that explains its first error (the
+    launch configuration above an elastic error, pip's line naming the wheel under a build error) fill that
+    diagnosis's gaps, where the paste read whole gives the same values for what both know (the same error)."""
+    first = next((d for d in diagnoses if d.rule), None)
+    found = default_rulebase().match(text) if first is not None else None
+    if found is None or found.rule.id != first.rule:
+        return
+    shared = [k for k, v in found.groups.items() if k in first.facts and v is not None]
+    if not shared or any(found.groups[k] != first.facts[k] for k in shared):
+        return
+    added = {k: v for k, v in found.groups.items() if k not in first.facts and v is not None}
+    if added:
+        first.facts.update(added)
+        rerender(first)
 
 
 def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
     """The errors a scan found, explained; repeats (e.g. one per rank) are folded together."""
     seen: dict[str, Diagnosis] = {}
     unexplained_warnings: set[str] = set()
-    logged_lines: dict[str, str] = {}  # rule -> key of a one-line record it explained, not yet folded
-    reports: dict[str, str] = {}  # rule -> key of the last fuller report it explained
+    book = _FoldBook()
     for found in found_errors:
         key = dedupe_key(found.text)
         if key in unexplained_warnings:
@@ -122,28 +149,74 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
         _merge_ranks(diagnosis, found.ranks)
         if found.ranks:
             diagnosis.facts[FIRST_RANK] = found.ranks[0]
-        # A one-line log record (a marker) and the fuller report of the same rule after it are one
-        # failure: keep the one that knows more, the other's facts filling its gaps.
-        # The record may also come after the report (a kernel's assertion printed after the Python error).
-        # Two one-line records are two events (two collectives that timed out), never folded together.
-        partner = logged_lines.pop(diagnosis.rule, None) if diagnosis.rule and not found.logged_line else None
-        if partner is None and found.logged_line and diagnosis.rule:
-            partner = reports.get(diagnosis.rule)
+        partner, copy = book.partner(diagnosis.rule, found)
         if partner in seen and found.line - seen[partner].facts["input_line"] <= FOLD_LINES:
             earlier = seen.pop(partner)
-            key, diagnosis = _fold(earlier, diagnosis, key, partner)
-            if reports.get(diagnosis.rule) == partner:
-                reports[diagnosis.rule] = key
-        elif found.logged_line and diagnosis.rule:
-            logged_lines[diagnosis.rule] = key
-        elif diagnosis.rule:
-            reports[diagnosis.rule] = key
+            key, diagnosis = _fold(earlier, diagnosis, key, partner, keep_later=copy)
+            book.folded(diagnosis.rule, found, partner, key)
+        else:
+            book.add(diagnosis.rule, found, key)
         seen[key] = diagnosis
     # Several ranks' streams finish at different times: report in the order errors began.
     diagnoses = sorted(seen.values(), key=lambda d: d.facts.get("input_line", 0))
     diagnoses = join_companions(diagnoses)
     link_root_cause(diagnoses)
     return diagnoses
+
+
+class _FoldBook:
+    """The earlier records a new one is a part of, by rule: one failure printed as several records.
+
+    A one-line log record (a marker) and the fuller report of the same rule after it are one failure: the one
+    that knows more is kept, the other's facts filling its gaps. The record may also come after the report (a
+    kernel's assertion printed after the Python error). Two one-line records of one component are two events
+    (two collectives that timed out), never folded together; two components' lines are one failure (a kernel's
+    assertion, then THC's check that found it). A report printed without frames and, within FOLD_LINES, the
+    same message (but its numbers) at the end of a traceback are copies of one error that several processes
+    printed, interleaved: the traceback's own error is kept.
+    """
+
+    def __init__(self) -> None:
+        self.logged: dict[str, tuple[str, set[str]]] = {}  # rule -> one-line record not yet folded, its printers
+        self.reports: dict[str, str] = {}  # rule -> key of the last fuller report it explained
+        self.frameless: dict[tuple[str, str], str] = {}  # (rule, message but numbers) -> key of a report without frames
+
+    def partner(self, rule: str | None, found: FoundError) -> tuple[str | None, bool]:
+        """The key of the record found folds into, and whether found is a copy (kept over the other)."""
+        if not rule:
+            return None, False
+        if not found.logged_line:
+            if rule in self.logged:
+                return self.logged.pop(rule)[0], False
+            if found.frames:
+                return self.frameless.pop((rule, _numberless(found.text)), None), True
+            return None, False
+        if rule in self.reports:
+            return self.reports[rule], False
+        logged = self.logged.get(rule)
+        if logged is not None and found.logged_by not in logged[1]:
+            return logged[0], False
+        return None, False
+
+    def folded(self, rule: str, found: FoundError, partner: str, key: str) -> None:
+        if self.reports.get(rule) == partner:
+            self.reports[rule] = key
+        if found.logged_line and rule in self.logged:
+            self.logged[rule] = (key, self.logged[rule][1] | {found.logged_by})
+
+    def add(self, rule: str | None, found: FoundError, key: str) -> None:
+        if not rule:
+            return
+        if found.logged_line:
+            self.logged[rule] = (key, {found.logged_by})
+            return
+        self.reports[rule] = key
+        if not found.frames:
+            self.frameless[(rule, _numberless(found.text))] = key
+
+
+def _numberless(text: str) -> str:
+    return NUMBER_RE.sub("N", first_line(text))
 
 
 def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
@@ -175,16 +248,22 @@ def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
     return kept
 
 
-def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str) -> tuple[str, Diagnosis]:
+def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str,
+          keep_later: bool = False) -> tuple[str, Diagnosis]:
     def known(d: Diagnosis) -> int:
         return sum(1 for k in d.facts if not k.startswith("_") and k not in ("input_line", "occurrences"))
 
-    keep, other, key = (later, earlier, later_key) if known(later) >= known(earlier) else (earlier, later, earlier_key)
-    added = [name for name in other.facts if name not in keep.facts]
-    for name in added:
-        keep.facts[name] = other.facts[name]
-    if any(not name.startswith("_") and name not in ("input_line", "occurrences", "ranks") for name in added):
-        rerender(keep)
+    keep, other, key = (later, earlier, later_key) if keep_later or known(later) >= known(earlier) \
+        else (earlier, later, earlier_key)
+    if keep_later:  # copies of one error: counted, and only the kept one's values are shown
+        keep.facts["occurrences"] = keep.facts.get("occurrences", 1) + other.facts.get("occurrences", 1)
+        _merge_ranks(keep, other.facts.get("ranks", []))
+    else:
+        added = [name for name in other.facts if name not in keep.facts]
+        for name in added:
+            keep.facts[name] = other.facts[name]
+        if any(not name.startswith("_") and name not in ("input_line", "occurrences", "ranks") for name in added):
+            rerender(keep)
     if FIRST_RANK in earlier.facts:
         keep.facts[FIRST_RANK] = earlier.facts[FIRST_RANK]
     keep.facts["input_line"] = min(earlier.facts["input_line"], later.facts["input_line"])
@@ -241,7 +320,8 @@ def _tags(diagnosis: Diagnosis) -> tuple[str, ...]:
 def _note_raising_frame(diagnosis: Diagnosis, found) -> None:
     """A pasted traceback's innermost frame (often torch's: `return F.conv2d(...)`), when it is not the
     user's line already shown as the location: it names the operation that failed. Between the two, the
-    innermost frame of a library (transformers' `self.scaler.step(...)`): the call that led into torch."""
+    innermost frame of a library (transformers' `self.scaler.step(...)`): the call that led into torch; where
+    the paste shows torch's frames alone, the outermost of them (`load_state_dict_from_url`)."""
     if not found.frames:
         return
     shown = {(where.file, where.line)} if (where := diagnosis.location) is not None else set()
@@ -252,6 +332,9 @@ def _note_raising_frame(diagnosis: Diagnosis, found) -> None:
     via = next((f for f in reversed(found.frames) if looks_like_library_path(f.file)), None)
     if via is not None and (via.file, via.line) not in shown and via.code:
         diagnosis.facts["called_via"] = _frame_fact(via)
+    elif via is None and diagnosis.location is None and (entry := torch_entry(found.frames)) is not None \
+            and (entry.file, entry.line) not in shown:
+        diagnosis.facts["entered_via"] = _frame_fact(entry)  # only torch's frames shown: the torch API it entered
 
 
 def _frame_fact(frame) -> dict:

@@ -231,18 +231,53 @@ TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\
                              # torch 1.x's c10::Error: "CUDA error: ... (insert_events at .../THCCachingAllocator.cpp:470)"
                              r"\((?P<old_function>\w+) at (?=[^\s()]*(?:aten|c10|THC|THCUNN|torch|caffe2)/))"
                              r"(?P<path>[^\s()]+?\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)")
+# torch <= 1.0's THC check of a CUDA call: "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCReduceAll.cuh line=317
+# error=59 : device-side assert triggered" (the number is the CUDA runtime's error code).
+THC_CHECK_RE = re.compile(r"THCudaCheck FAIL file=(?P<path>\S+) line=(?P<line>\d+) (?P<check>error=\d+) ?:")
 TORCH_TREE_RE = re.compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
 
 
 def torch_source(text: str) -> dict[str, Any] | None:
     """The C++ source file and line (and function) of torch that raised, as the message names them."""
-    found = TORCH_SOURCE_RE.search(text)
+    found = TORCH_SOURCE_RE.search(text) or THC_CHECK_RE.search(text)
     if found is None:
         return None
     path = found.group("path").replace("\\", "/")
     tree = TORCH_TREE_RE.search(path)
+    groups = found.groupdict()
     return {"file": tree.group(1) if tree else path.rsplit("/", 1)[-1], "line": int(found.group("line")),
-            "function": found.group("function") or found.group("old_function") or "", "code": ""}
+            "function": groups.get("function") or groups.get("old_function") or "",
+            "code": f"THCudaCheck FAIL {groups['check']}" if groups.get("check") else ""}
+
+
+# The source a TorchScript error quotes: where it is ('File "x.py", line 5', torch <= 1.4's "at x.py:138:32"), then
+# its lines down to the one that the "~~~ <--- HERE" line under it marks; pytest may put its "E" column before each.
+SCRIPT_WHERE_RE = re.compile(r'^(?:E\s+)?\s*(?:File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?|'
+                             r'at (?P<at_file>\S+?):(?P<at_line>\d+):\d+)\s*$')
+SCRIPT_DEF_RE = re.compile(r"^\s*(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
+PYTEST_COLUMN_RE = re.compile(r"^E(?=\s)")
+MAX_SCRIPT_QUOTE = 60  # lines
+
+
+def script_source(text: str) -> dict[str, Any] | None:
+    """Where in the scripted source a TorchScript error points: file, line, the function, the marked line."""
+    if "<--- HERE" not in text:
+        return None
+    lines = text.splitlines()
+    here = next(i for i, line in enumerate(lines) if "<--- HERE" in line)
+    for top in range(here - 1, max(here - MAX_SCRIPT_QUOTE, 0) - 1, -1):
+        if (where := SCRIPT_WHERE_RE.match(lines[top])) is not None:
+            break
+    else:
+        return None
+    quote = [PYTEST_COLUMN_RE.sub("", line) for line in lines[top + 1:here]]
+    quote = [line for line in quote if line.strip()]
+    if not quote:
+        return None
+    defs = [found.group("name") for line in quote if (found := SCRIPT_DEF_RE.match(line))]
+    return {"file": where.group("file") or where.group("at_file"),
+            "line": int(where.group("line") or where.group("at_line")),
+            "function": where.group("func") or (defs[-1] if defs else ""), "code": quote[-1].strip()}
 
 
 def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseException | None,
@@ -266,6 +301,8 @@ def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseExce
     source = torch_source(text)
     if source is not None:
         facts.setdefault("torch_source", source)
+    if (scripted := script_source(text)) is not None:
+        facts.setdefault("script_source", scripted)
     summary, fixes = _render_texts(rule, text, facts)
     diagnosis = Diagnosis(rule=rule.id, category=rule.category, title=rule.title, summary=summary, error=text,
                           location=location, culprits=culprits, fixes=fixes, runbook=runbook_url(rule.id),

@@ -15,8 +15,9 @@ PREFIX_RES = [
                r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*)?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)\]?)\s*[-|:]?)?\s*"),
     # glog: E0501 10:00:00.123456 1234 file.cpp:12] ...
     re.compile(r"^[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+[^\]]+\]\s*"),
-    # ERROR:root:...  /  ERROR: ...
-    re.compile(r"^(?:ERROR|CRITICAL|FATAL):(?:[\w.]+:)?\s*"),
+    # ERROR:root:...  /  ERROR: ...  (not torch.jit.trace's TracingCheckError, which lists its findings as
+    # "ERROR: Graphs differed across invocations!" lines of its own message)
+    re.compile(r"^(?:ERROR|CRITICAL|FATAL):(?!\s*(?:Graphs|Tensor-valued Constant nodes) differed)(?:[\w.]+:)?\s*"),
     # bracketed glog, as ProcessGroupNCCL prints it: [E501 10:10:05.408271257 ProcessGroupNCCL.cpp:607]
     # and, in older versions, [E ProcessGroupNCCL.cpp:737]
     re.compile(r"^\[[EWIF](?:\d{4} \d{2}:\d{2}:\d{2}\.\d+)?\s*(?:\d+\s+)?[\w./-]+:\d+\]\s*"),
@@ -59,11 +60,16 @@ OPENER_RES = [
     # Anomaly mode's warning (glog's "[W python_anomaly_mode.cpp:104] " already stripped): the frames of
     # the forward call that made the failing backward follow.
     re.compile(r"^(?P<message>Warning: Error detected in \w+\..*)$"),
+    # torch <= 1.0's THC check of a CUDA call, printed on stderr after a kernel's assertion and before the Python
+    # error; the reason may follow on the next line ("error=98 : " then "unrecognized error code").
+    re.compile(r"^(?P<message>THCudaCheck FAIL file=\S+ line=\d+ error=\d+ ?:.*)$"),
 ]
 VSCODE_OPENER = OPENER_RES[1]
 TERMINATE_OPENER = OPENER_RES[3]
+# Openers of one component's report of a failure that another report (the Python error) may repeat.
+LOGGED_OPENERS = (TERMINATE_OPENER, OPENER_RES[5])
 FORWARD_TRACE_RE = re.compile(r"Traceback of forward call that caused the error:\s*$")
-WHAT_RE = re.compile(r"^\s*what\(\):\s")
+WHAT_RE = re.compile(r"^\s*what\(\):(?:\s|$)")  # empty when the message follows on the next lines (TorchScript's)
 # Anything that could begin an error: a block of log without any of these is skipped unread.
 # A frame line counts: pasted tracebacks often lose their first line.
 # Every marker's and opener's words must be here, or block scanning skips what line scanning finds.
@@ -71,17 +77,18 @@ WHAT_RE = re.compile(r"^\s*what\(\):\s")
 TRIGGER_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failure", "Warning", "Watchdog caught",
                     "watchdog got stuck", "Heartbeat monitor timed out", "client socket has timed out",
                     "Assertion", "terminate called", "发生异常", "exitcode", "encountered in worker", "File ", '", line ', ".py in ",
-                    "<ipython-input-")
+                    "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL")
 TRIGGER_RE = re.compile("|".join(re.escape(literal) for literal in TRIGGER_LITERALS))
 INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
-TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):\s*$")
+# Python's header, or IPython's: the error type, then "Traceback (most recent call last)" at the right margin.
+TRACEBACK_RE = re.compile(r"^\s*(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*\s{2,})?Traceback \(most recent call last\)(?(ipython)|:)\s*$")
 EXCEPTION_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning)|Exception|"
     r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
 # Parts of a message that torch prints after a blank line (dynamo's "from user code:" and its hints).
 # ComfyUI names the node that failed: "Error occurred when executing SUPIR_Upscale:" (before 2024), or its
-# error report's "- **Node Type:** ExpressionEditor".
-COMFY_NODE_RE = re.compile(r"^\s*(?:Error occurred when executing (?P<running>[\w.\- ]+?)(?:\s*\([^()]*\))?:|"
+# error report's "- **Node Type:** ExpressionEditor" (quoted with "> " when pasted into a GitHub comment).
+COMFY_NODE_RE = re.compile(r"^\s*(?:>\s*)*(?:Error occurred when executing (?P<running>[\w.\- ]+?)(?:\s*\([^()]*\))?:|"
                            r"[-*]?\s*\**Node Type:\**\s*(?P<type>[\w.\-]+))\s*$")
 # The error dialog of ComfyUI's newer frontend, copied: the node's class name alone on the first line
 # ("VAEEncode", "WanVideoSampler"), then the message without its type.
@@ -97,6 +104,15 @@ REPRO_PART_RE = re.compile(r"(import torch|ConvolutionParams|input: TensorDescri
 # A file name that GitHub's markdown turned into a link, copied back as markdown: "[a.so](http://a.so/)".
 AUTOLINK_RE = re.compile(r"\[([^\]\s]+)\]\(https?://\1/?\)")
 CHAIN_RE = re.compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
+# A DataLoader worker's re-raise pasted without its "Original Traceback" line: the worker's frames follow it.
+WORKER_HEAD_RE = re.compile(r"Caught [A-Z]\w* in DataLoader worker process \d+\.?\s*$")
+ORIGINAL_TRACEBACK = "Original Traceback (most recent call last):"
+# A TorchScript error quotes the source it could not compile, down to the "~~~ <--- HERE" line under the culprit;
+# the quote may hold blank lines. These lines begin such a quote.
+SCRIPT_QUOTE_RE = re.compile(r'^\s*(?:File "[^"]+", line \d+\s*$|at \S+:\d+:\d+\s*$|@torch\.jit\.|def \w+\()')
+HERE_MARK = "<--- HERE"
+# An error inside a JSON string, as torchelastic's error handler logs its error file: "message": "SomeError: text".
+JSON_MESSAGE_RE = re.compile(r'^\s*"message"\s*:\s*"(?P<text>(?:[^"\\]|\\.)*)"\s*,?\s*$')
 EMBEDDED_RE = re.compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent call last\):\s*\n(?P<rest>.*)\Z", re.S)
 WORKER_RE = re.compile(r"in DataLoader worker process (?P<worker>\d+)")
 # What differs between copies of one error printed by several ranks or worker processes.

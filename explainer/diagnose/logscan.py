@@ -1,103 +1,29 @@
 """Finding PyTorch errors in pasted text and whole logs, streaming line by line.
 
-Handles tracebacks, bare 'SomeError: message' lines, log-line prefixes ([rank0]:, timestamps,
-log levels, glog headers), markdown backticks and quotes, ANSI colours, multi-line messages, and a
-DataLoader worker's embedded "Original Traceback".
+Handles tracebacks (Python's, IPython's, and frames a paste ran together with their code and error line),
+bare 'SomeError: message' lines, log-line prefixes ([rank0]:, timestamps, log levels, glog headers), markdown
+backticks and quotes, ANSI colours, multi-line messages (TorchScript's source quotes, blank lines included), a
+DataLoader worker's embedded "Original Traceback" (put back where the paste lost it), and an error inside a
+JSON "message" string. Reading one line is loglines.py's job.
 """
 
 from __future__ import annotations
 
-import re
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from explainer._diagnosis import Location
-
-from .logpatterns import (AFTER_BLANK_RE, ANSI_RE, AUTOLINK_RE, CHAIN_RE, CONTINUATION_PREFIXES, DEDUPE_RES,
-                          EMBEDDED_RE, EMPTY_AFTER_PREFIX, EXCEPTION_RE, FORWARD_TRACE_RE, INLINE_CODE_RE, PREFIX_RES,
-                          RANK_RE, REPRO_PART_RE, TERMINATE_OPENER, TRACEBACK_RE, VSCODE_OPENER, WHAT_RE, comfyui_title,
-                          marker_match, node_named, opener_match)
-from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, RAISE_RE, WRAP_WIDTH, Frame, RichBox, frame_match,
-                         frames_below, frames_location, with_failed_assert)
+from .loglines import MAX_MESSAGE_CHARS, FoundError, Line, clean_line_record, exception_header, json_error
+from .logpatterns import (AFTER_BLANK_RE, CHAIN_RE, DEDUPE_RES, EMBEDDED_RE, FORWARD_TRACE_RE, HERE_MARK, INLINE_CODE_RE,
+                          LOGGED_OPENERS, ORIGINAL_TRACEBACK, REPRO_PART_RE, SCRIPT_QUOTE_RE, TERMINATE_OPENER,
+                          TRACEBACK_RE, VSCODE_OPENER, WHAT_RE, WORKER_HEAD_RE, comfyui_title, node_named)
+from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, FRAME_RE, RAISE_RE, WRAP_WIDTH, Frame, RichBox,
+                         frame_match, frames_below, unglued, with_failed_assert)
 
 MAX_MESSAGE_LINES = 80
-MAX_MESSAGE_CHARS = 100_000
-MAX_LINE_CHARS = 20_000
 
 STALE_LINES = 256
 MAX_STREAMS = 1024
 BEFORE_LINES = 4  # log lines kept as what was printed just before an error (rules' context patterns read them)
-
-
-@dataclass
-class FoundError:
-    """One error found in text: its 'Type: message' text and the frames printed above it."""
-
-    text: str
-    frames: list[Frame] = field(default_factory=list)
-    line: int = 0  # 1-based line in the input where it starts
-    ranks: list[int] = field(default_factory=list)
-    count: int = 1
-    warning: bool = False  # a warning is worth reporting only when a rule explains it
-    logged_line: bool = False  # one log line (a marker), often followed by a fuller report of the same failure
-    node: str = ""  # the ComfyUI node that was running, where the log names it
-    before: list[str] = field(default_factory=list)  # the last lines outside any record printed before it
-
-    def location(self) -> Location | None:
-        return frames_location(self.frames)
-
-
-def clean_line_record(line: str) -> tuple[str, int | None, bool]:
-    """The line without ANSI colours and log prefixes, the rank it was tagged with, and whether a timestamp
-    or log-level prefix began a new log record there."""
-    line = ANSI_RE.sub("", line.rstrip("\r\n"))[:MAX_LINE_CHARS]
-    if "](http" in line:
-        line = AUTOLINK_RE.sub(r"\1", line)
-    new_record = False
-    rank = None
-    found = RANK_RE.match(line)
-    if found:
-        rank = int(found.group("rank"))
-        line = line[found.end():]
-    for prefix in PREFIX_RES:
-        stripped = prefix.sub("", line, count=1)
-        if stripped != line and (stripped.strip() or prefix in EMPTY_AFTER_PREFIX):
-            line, new_record = stripped, prefix not in CONTINUATION_PREFIXES
-            break
-    if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
-        line = line.strip().strip("`")
-    elif line.startswith("```") and line.rstrip().endswith("```") and len(line.strip()) > 6:
-        line = line.strip()[3:-3].strip()  # a code block opened and closed on one line
-    elif line[:1] in "*_#":
-        core = line.strip().strip("*_").lstrip("# ").strip("*_")  # markdown bold, italics, headings
-        if core and EXCEPTION_RE.match(core):
-            line = core
-    return line, rank, new_record
-
-
-def exception_header(line: str) -> re.Match | None:
-    if line[:1].isspace():
-        return None
-    return EXCEPTION_RE.match(line.strip())
-
-
-@dataclass
-class _Line:
-    """One cleaned line and what it opens: an 'Error:' header, an opener phrase or a one-line marker."""
-
-    line: str
-    stripped: str
-    header: re.Match | None
-    opener: re.Match | None
-    marker: re.Match | None
-
-    @classmethod
-    def read(cls, line: str) -> _Line:
-        header = exception_header(line)
-        opener = None if header else opener_match(line)
-        marker = None if header or opener else marker_match(line)
-        return cls(line, line.strip(), header, opener, marker)
 
 
 class _Stream:
@@ -112,6 +38,7 @@ class _Stream:
         self.vscode = False
         self.terminate = False  # the open record is a C++ exception std::terminate reported
         self.forward_trace = False  # the open record is anomaly mode's warning: the forward call's frames follow
+        self.bare_type = False  # the open record is an error type alone ("ValueError"), with no message
         self.blank_lines = 0
         self.fence = ""  # "closed", "reopened": a code block ended inside a message
         self.previous = ""  # the line before, for wrapped lines and a statement pasted above its error
@@ -142,6 +69,11 @@ class _Stream:
     def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
         if (boxed := self.rich.unbox(line)) is not None:
             line = boxed
+        if ", in " in line and (parts := unglued(line)) is not None:
+            for part in parts:  # a frame, its code and the error run together on one line: read one by one
+                yield from self.feed(number, part, rank, new_record)
+                new_record = False
+            return
         if line.startswith((">>> ", ">> ")):  # (a markdown quote took one '>')
             self.repl_statement = line.split(" ", 1)[1].strip()
         elif node := node_named(line):
@@ -165,7 +97,7 @@ class _Stream:
         return FoundError(text, self.frames, number, [rank] if rank is not None else [], before=list(self.recent))
 
     def _feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
-        seen = _Line.read(line)
+        seen = Line.read(line)
         was_open = self.current is not None
         if was_open:
             if self.forward_trace and self._forward_frame(seen):
@@ -174,6 +106,10 @@ class _Stream:
                 return
             yield from self._close_fence(seen)
             yield from self._close_after_blank(seen)
+            if self.current is not None and len(self.lines) == 1 and self.bare_type and FRAME_RE.match(line):
+                # Python prints no frame under its error line: another process's traceback interleaved with this
+                # one's, the rest of its error line printed elsewhere. A fragment, not an error of its own.
+                self.finish()
             if self.current is not None:
                 if not self._ends_message(seen, new_record):
                     self._extend_message(seen)
@@ -193,7 +129,7 @@ class _Stream:
         else:
             yield from self._outside_message(number, line, rank, ranks)
 
-    def _forward_frame(self, seen: _Line) -> bool:
+    def _forward_frame(self, seen: Line) -> bool:
         """A frame of the forward call anomaly mode printed, or its code: the record's frames, not its text."""
         frames = self.current.frames
         frame = frame_match(seen.line)
@@ -213,7 +149,7 @@ class _Stream:
         if done is not None:
             yield done
 
-    def _held_back(self, seen: _Line) -> bool:
+    def _held_back(self, seen: Line) -> bool:
         """A blank line, or a code fence closed and reopened mid-message: kept back until the next line says
         whether the message goes on."""
         if not seen.stripped and seen.line and self._indented_block():
@@ -236,7 +172,7 @@ class _Stream:
         last = self.lines[-1] if self.lines else ""
         return not self.blank_lines and (last.rstrip().endswith(":") or last[:1].isspace() or last == "")
 
-    def _close_fence(self, seen: _Line) -> Iterator[FoundError]:
+    def _close_fence(self, seen: Line) -> Iterator[FoundError]:
         if not self.fence:
             return
         reopened, self.fence = self.fence == "reopened", ""
@@ -244,7 +180,7 @@ class _Stream:
         if not continues:
             yield from self._finished()
 
-    def _close_after_blank(self, seen: _Line) -> Iterator[FoundError]:
+    def _close_after_blank(self, seen: Line) -> Iterator[FoundError]:
         if self.current is None or not self.blank_lines:
             return
         # TorchScript's errors are 'RuntimeError: ', then the message after a blank line.
@@ -252,17 +188,40 @@ class _Stream:
         repro = self._offers_repro() and REPRO_PART_RE.match(seen.stripped)
         # VS Code's frames may follow its message after a blank line
         frames_below = self.vscode and frame_match(seen.line) is not None
-        if AFTER_BLANK_RE.match(seen.stripped) or header_only or repro or frames_below:
+        if self._worker_frames(seen):
+            pass  # the worker's own traceback, its "Original Traceback" line lost
+        elif AFTER_BLANK_RE.match(seen.stripped) or header_only or repro or frames_below or self._goes_on_indented(seen):
             self.lines.extend([""] * self.blank_lines)
         else:
             yield from self._finished()
         self.blank_lines = 0
 
+    def _goes_on_indented(self, seen: Line) -> bool:
+        """An indented line after blank lines that the message announced: a list after a line ending with ':'
+        (TorchScript's "arguments for call are not valid:"), or more of the source a TorchScript error quotes,
+        before its "~~~ <--- HERE" line."""
+        if not seen.line[:1].isspace() or frame_match(seen.line) is not None:
+            return False
+        if self.lines[-1].rstrip().endswith(":"):
+            return True
+        return not any(HERE_MARK in line for line in self.lines) and any(SCRIPT_QUOTE_RE.match(line) for line in self.lines)
+
+    def _worker_frames(self, seen: Line) -> bool:
+        """A DataLoader worker's re-raise ("Caught X in DataLoader worker process 0.") pasted without the
+        "Original Traceback" line under it, then the worker's frames: that line is put back, so the record
+        reads as Python printed it and the worker's own error is found in it."""
+        if len(self.lines) != 1 or self.embedded_depth or frame_match(seen.line) is None \
+                or not WORKER_HEAD_RE.search(self.lines[0]):
+            return False
+        self.lines.append(ORIGINAL_TRACEBACK)
+        self.embedded_depth = 1
+        return True
+
     def _offers_repro(self) -> bool:
         """cuDNN's report: a repro script and the convolution's parameters follow, after blank lines."""
         return any(line.startswith("You can try to repro this exception") for line in self.lines)
 
-    def _ends_message(self, seen: _Line, new_record: bool) -> bool:
+    def _ends_message(self, seen: Line, new_record: bool) -> bool:
         line = seen.line
         if TRACEBACK_RE.match(line) or CHAIN_RE.match(line) or line.startswith("```"):
             return True
@@ -274,14 +233,16 @@ class _Stream:
             return True
         return seen.header is not None and not self.embedded_depth
 
-    def _extend_message(self, seen: _Line) -> None:
-        if seen.stripped.startswith("Original Traceback (most recent call last)"):
+    def _extend_message(self, seen: Line) -> None:
+        if self._worker_frames(seen):
+            pass
+        elif seen.stripped.startswith("Original Traceback (most recent call last)"):
             self.embedded_depth = 1
         elif self.embedded_depth and seen.header:
             self.embedded_depth = 0
         self.lines.append(seen.line)
 
-    def _traceback_detail(self, seen: _Line, frame: Frame | None) -> bool:
+    def _traceback_detail(self, seen: Line, frame: Frame | None) -> bool:
         """Whether the line was a part of a traceback (a frame, its code, a wrapped piece, IPython context)."""
         if self.in_traceback and seen.header is None and frame is None and self.frames \
                 and not seen.line[:1].isspace() and self._unindented_frame_part(seen):
@@ -292,7 +253,7 @@ class _Stream:
             return self._traceback_line(seen, frame)
         return False
 
-    def _unindented_frame_part(self, seen: _Line) -> bool:
+    def _unindented_frame_part(self, seen: Line) -> bool:
         """The rest of a frame line cut at the terminal's width, or a frame's code pasted without its indent."""
         line, stripped = seen.line, seen.stripped
         after_frame = frame_match(self.previous) is not None
@@ -311,17 +272,21 @@ class _Stream:
             return True
         return wrapped
 
-    def _traceback_line(self, seen: _Line, frame: Frame | None) -> bool:
+    def _traceback_line(self, seen: Line, frame: Frame | None) -> bool:
         if frame is not None:
             self.frames.append(frame)
             return True
         line, stripped = seen.line, seen.stripped
         last = self.frames[-1] if self.frames else None
         arrow = ARROW_RE.match(line)
+        if arrow and (last is None or last.ipython and last.code) and "-" in line.split(">", 1)[0]:
+            # IPython's arrow under no frame line (a paste that kept only the code), or a second arrow: the
+            # frame of its own that IPython left out ("...")
+            self.frames.append(Frame("", int(arrow.group("line")), code=arrow.group("code").strip(), ipython=True))
+            return True
         if arrow and last is not None and last.ipython:
             last.line = last.line or int(arrow.group("line"))
-            # one arrow per frame; a later one belongs to a frame IPython left out ("...")
-            last.code = last.code or arrow.group("code").strip()
+            last.code = arrow.group("code").strip()
             return True
         if last is not None and last.ipython and (CONTEXT_LINE_RE.match(line) or stripped == "..."):
             return True
@@ -330,7 +295,7 @@ class _Stream:
             return True
         return not stripped or set(stripped) <= set("^~ ")
 
-    def _open_message(self, number: int, seen: _Line, ranks: list[int], was_open: bool) -> None:
+    def _open_message(self, number: int, seen: Line, ranks: list[int], was_open: bool) -> None:
         header, opener = seen.header, seen.opener
         first = seen.stripped if header else opener.group("message").strip()
         warning = _is_warning(header.group("type") if header else first.split(":", 1)[0])
@@ -344,10 +309,12 @@ class _Stream:
             frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
         node = "" if self.titled and number > 3 else self.node  # a title names the error just below it
         self.terminate = opener is not None and opener.re is TERMINATE_OPENER
+        self.bare_type = header is not None and header.group("msg") is None
         # std::terminate's what() repeats a failure (a CUDA error thrown again while the process unwinds after
         # Python's report of it): folded with a report of the same rule next to it, like a marker line
+        logged = opener is not None and opener.re in LOGGED_OPENERS
         self.current = FoundError("", frames, number, ranks, warning=warning, node=node, before=list(self.recent),
-                                  logged_line=self.terminate)
+                                  logged_line=logged, logged_by=opener.re.pattern if logged else "")
         self.node, self.titled = "", False
         self.lines = [first]
         self.vscode = opener is not None and opener.re is VSCODE_OPENER
@@ -359,7 +326,7 @@ class _Stream:
         self.in_traceback, self.frames = False, []
 
     @staticmethod
-    def _logged_line(number: int, seen: _Line, ranks: list[int], before: list[str]) -> FoundError:
+    def _logged_line(number: int, seen: Line, ranks: list[int], before: list[str]) -> FoundError:
         """A message logged without an 'Error:' header (the NCCL watchdog): complete in one line."""
         marker = seen.marker
         marker_rank = marker.groupdict().get("rank")
@@ -368,7 +335,8 @@ class _Stream:
         text = seen.line[marker.start("message"):].strip()
         if marker_rank is not None:
             text = f"[Rank {marker_rank}] {text}"  # the rank the component named, kept in the message
-        return FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True, before=before)
+        return FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True, before=before,
+                          logged_by=marker.re.pattern)
 
     def _outside_message(self, number: int, line: str, rank: int | None, ranks: list[int]) -> Iterator[FoundError]:
         if self.in_traceback and not line.startswith(" "):
@@ -379,6 +347,8 @@ class _Stream:
         for inline in INLINE_CODE_RE.finditer(line):
             if exception_header(inline.group(1)):
                 yield FoundError(inline.group(1).strip(), [], number, ranks)
+        if '"message"' in line and (text := json_error(line)):
+            yield FoundError(text, [], number, ranks, before=list(self.recent))
 
     def _wrapped(self, line: str, after_frame: bool) -> bool:
         """An unindented line inside a traceback that is the rest of the line before it, cut at the terminal's

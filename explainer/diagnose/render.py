@@ -77,8 +77,9 @@ class _Row:
 
 # Facts that place the error beyond its location, each a frame {"file", "line", "function", "code"}, in the
 # order they are shown, with their labels.
-FRAME_FACTS = (("called_via", "via "), ("raised_in", "raised in "),
-               ("reraised_at", "re-raised in the parent process at "), ("torch_source", "in torch's C++ at "))
+FRAME_FACTS = (("called_via", "via "), ("entered_via", "via "), ("raised_in", "raised in "),
+               ("reraised_at", "re-raised in the parent process at "), ("script_source", "in the scripted code at "),
+               ("torch_source", "in torch's C++ at "))
 
 
 def _rows(diagnosis: Diagnosis) -> list[_Row]:

@@ -25,6 +25,10 @@ IPYTHON_FRAME_RES = [
     re.compile(r'^\s*File \[(?P<file>[^\]\s]+?\.py):(?P<line>\d+)\]\([^)\s]*\)(?:, in (?P<func>.+))?\s*$'),
     re.compile(r'^(?P<file>[^\s"]+\.py) in (?P<func>[\w<>.]+)\(.*$'),
     re.compile(r'^(?P<file><ipython-input-[\w-]+>) in (?P<func>[\w<>.]+)(?:\(.*)?$'),
+    # A notebook cell: "Cell In[3], line 1" (IPython 8.4 and later, ", in f(x)" for a function defined there),
+    # "Input In [99], in f(self, x)" (IPython 8.0-8.3; the line comes from the arrow).
+    re.compile(r'^\s*(?P<file>Cell In\s*\[\d+\]), line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
+    re.compile(r'^\s*(?P<file>Input In \[\d+\]), in (?P<func>.+?)\s*$'),
 ]
 ARROW_RE = re.compile(r"^\s*-*>\s*(?P<line>\d+)\s(?P<code>.*)$")
 CONTEXT_LINE_RE = re.compile(r"^\s*\d+(?:\s|$)")
@@ -65,6 +69,21 @@ def frames_location(frames: list[Frame]) -> Location | None:
     return None
 
 
+# torch's own frames that only pass a call on: nn.Module's __call__, decorators' wrappers, a module run as a script.
+PASS_ON_FUNCS = frozenset({"_wrapped_call_impl", "_call_impl", "__call__", "wrapper", "inner", "_fn", "decorate_context",
+                           "<module>"})
+
+
+def torch_entry(frames: list[Frame]) -> Frame | None:
+    """In a traceback that shows only torch's frames (the caller's cut from the paste): the outermost one, past
+    those that only pass the call on, where it is not also the innermost: the torch function the caller
+    entered (`load_state_dict_from_url`, when `_legacy_load` raised)."""
+    if any(looks_like_user_path(f.file) or looks_like_library_path(f.file) for f in frames if f.file):
+        return None
+    own = [f for f in frames if f.file and _is_torch_path(f.file.replace("\\", "/"))]
+    return next((f for f in own[:-1] if f.func not in PASS_ON_FUNCS and f is not frames[-1]), None)
+
+
 def looks_like_user_path(path: str) -> bool:
     """From text alone: not an installed package, not the standard library, not torch."""
     if path.startswith("<frozen") or not path:
@@ -101,6 +120,35 @@ def frame_match(line: str) -> Frame | None:
             func = (found.group("func") or "").split("(", 1)[0].strip()
             return Frame(found.group("file"), int(number) if number else 0, func, ipython=True)
     return None
+
+
+# A paste that lost its line breaks runs a frame, its code and even the error line together:
+# 'File "f.py", line 2516, in group_norm return torch.group_norm(...)RuntimeError: expected ...'.
+GLUED_NAME_RE = re.compile(r"<[^<>]*>|[^\s(]+")
+GLUED_FRAME_RE = re.compile(r'(?:^|\s+)`?File ["“]')
+GLUED_ERROR_RE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning):(?:\s|$)")
+
+
+def unglued(line: str) -> list[str] | None:
+    """The lines a frame line with more after its function name was made of (the frame, its code, the next
+    frames, the error line), or None for a frame line as Python prints it."""
+    found = FRAME_RE.match(line) or CUT_FRAME_RE.match(line)
+    func = (found.group("func") or "").strip() if found else ""
+    name = GLUED_NAME_RE.match(func)
+    rest = func[name.end():].strip() if name else ""
+    if not rest:
+        return None
+    lines = [line[:found.start("func")] + name.group()]
+    more = GLUED_FRAME_RE.search(rest)
+    code, after = (rest[:more.start()], rest[more.start():].strip()) if more else (rest, "")
+    error = GLUED_ERROR_RE.search(code)
+    if error is not None:
+        code, after = code[:error.start()], code[error.start():]
+    if code.strip():
+        lines.append("    " + code.strip())
+    if after:
+        lines += (unglued(after) or [after]) if error is None else [after]
+    return lines
 
 
 def frames_below(lines: list[str]) -> tuple[list[str], list[Frame]]:

@@ -30,6 +30,10 @@ FRAGMENTS = [
     "Original Traceback (most recent call last):\n", "During handling of the above exception, another exception occurred:\n",
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n", "\n", "\t", "KeyError: 'lr'\n",
     "RuntimeError: Caught RuntimeError in DataLoader worker process 0.\n", "Watchdog caught collective operation timeout: ",
+    "RuntimeError                              Traceback (most recent call last)\n", "Cell In[3], line 1\n",
+    "----> 7 torch.vmap(func)(y)\n", '    "message": "RendezvousConnectionError: The connection failed.",\n',
+    "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCReduceAll.cuh line=317 error=59 : device-side assert triggered\n",
+    '  File "f.py", line 3, in g return h(x)RuntimeError: boom\n', "  what():\n", "    ~~~~ <--- HERE\n", "ValueError\n",
 ]
 log_text = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=40)), max_size=60).map("".join)
 

@@ -105,11 +105,6 @@ def test_diagnoses_name_the_values(message, rule, values):
 
 
 @pytest.mark.parametrize("message, rule", [
-    # the "`4-bit` or `8-bit`" and HQQ wordings are device.quantized_model_to's
-    ("ValueError: `.to` is not supported for `4-bit` or `8-bit` bitsandbytes models. Please use the model as it is, "
-     "since the model has already been set to the correct devices and casted to the correct `dtype`.",
-     "other.quantized_model_move"),
-    ("ValueError: `.cuda` is not supported for HQQ-quantized models.", "other.quantized_model_move"),
     # a shell missing another program is not nvcc's
     ("/bin/sh: 1: gcc: not found", "other.nvcc_not_found"),
     ("sh: 1: nvcc-wrapper-config: not found", "other.nvcc_not_found"),

@@ -43,9 +43,9 @@ from conftest import assert_names, explain_fixture, explain_paste, said
                                                     "torch.cuda.is_available()"]),
     ("Error loading models: `.to` is not supported for `4-bit` or `8-bit` bitsandbytes models. Please use the model as "
      "it is, since the model has already been set to the correct devices and casted to the correct `dtype`.",
-     "device.quantized_model_to", ["`.to`", "4-bit", "device_map"]),
+     "other.quantized_model_move", ["`.to()`", "4-bit", "device_map"]),
     ("ValueError: Calling `cuda()` is not supported for `4-bit` or `8-bit` quantized models. Please use the model as "
-     "it is", "device.quantized_model_to", ["`.cuda`"]),
+     "it is", "other.quantized_model_move", ["`cuda()`"]),
     ("Process finished with exit code -1073741819 (0xC0000005)", "device.windows_access_violation",
      ["-1073741819", "0xC0000005", "STATUS_ACCESS_VIOLATION"]),
     ("RuntimeError: [enforce fail at event_gpu.cc:17] error == cudaSuccess. 2 vs 0. Error at: /home/sd/pytorch/caffe2/"

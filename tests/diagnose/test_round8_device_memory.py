@@ -56,7 +56,7 @@ from conftest import assert_names, explain_paste, said
     ("ValueError: Invalid CUDA 'device=2' requested. Use 'device=cpu' or pass valid CUDA device(s) if available, "
      "i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU.\n\ntorch.cuda.is_available(): True\n"
      "torch.cuda.device_count(): 2\nos.environ['CUDA_VISIBLE_DEVICES']: None", "device.yolo_invalid_cuda_device",
-     ["device=2", "fewer than the indices requested"]),
+     ["device=2", "torch sees 2 CUDA device(s)"]),
     ("AssertionError: CUDA unavailable, invalid device 0 requested", "device.yolo_invalid_cuda_device",
      ["device 0", "CPU-only"]),
     ("RuntimeError: Encountered different devices in metric calculation (see stacktrace for details). This could be "

@@ -109,7 +109,7 @@ XFORMERS_CAPABILITY = (
      "other.native_illegal_instruction", ["Illegal instruction (core dumped)", "lscpu"]),
     ("OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
      '"C:\\Python310\\lib\\site-packages\\torch\\lib\\cudnn_adv_infer64_8.dll" or one of its dependencies.',
-     "other.dll_load_failed", ["WinError 1455", "`cudnn_adv_infer64_8.dll`", "paging file", "num_workers"]),
+     "memory.windows_paging_file", ["WinError 1455", "`cudnn_adv_infer64_8.dll`", "paging file", "num_workers"]),
     # extension builds and imports
     ("nvcc fatal   : Unsupported gpu architecture 'compute_61\nerror: command '/usr/bin/nvcc' failed with exit status 1",
      "other.extension_build_failed", ["`compute_61`", "CUDA 8", "TORCH_CUDA_ARCH_LIST"]),

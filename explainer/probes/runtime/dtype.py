@@ -12,7 +12,7 @@ from typing import Any
 from explainer._inspect import (MISSING, FrameRecord, describe_tensor, dtype_name, format_shape, innermost_user_frame,
                                 is_module, is_tensor, name_module, resolve, safe_getattr, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.readers.operands import FUNCTIONAL_FILE, torch_frame
+from explainer.probes.readers.operands import FUNCTIONAL_FILE, failing_module, torch_frame, user_expression
 
 from .device import assignment, gather, local_name, outermost_binding
 
@@ -90,9 +90,12 @@ def origin(tensor: Any, name: str | None, ctx: ProbeContext, wanted: str) -> dic
 
 
 def _weight_dtype(module: Any) -> str | None:
+    """The dtype of a module's trained weights; a loss's `weight` is a buffer of class weights the user passed
+    in (often float64 from NumPy), not the model's dtype."""
+    parameter = sys.modules["torch"].nn.Parameter
     for key in ("weight", "weight_ih_l0", "in_proj_weight"):
         value = safe_getattr(module, key)
-        if value is not MISSING and is_tensor(value):
+        if value is not MISSING and is_tensor(value) and issubclass(type(value), parameter):
             return _dtype(value)
     return None
 
@@ -106,7 +109,7 @@ def dtype_operands(ctx: ProbeContext) -> Evidence | None:
         return None
     facts: dict[str, Any] = {"dtypes": ", ".join(sorted({_dtype(h.tensor) for h in touched}))}
     ref = _weight_dtype(failing) if failing is not None else None
-    if failing is not None:
+    if ref is not None:  # templates say "{module} has {ref_dtype} weights"
         facts["module"] = name_module(failing, ctx.records) or type(failing).__name__
     if ref is None:
         counts = Counter(_dtype(h.tensor) for h in touched)
@@ -128,6 +131,26 @@ def dtype_operands(ctx: ProbeContext) -> Evidence | None:
             facts["ref_name"] = reference.name
         facts.update(origin(first.tensor, first.name, ctx, ref))
     return Evidence(facts, culprits)
+
+
+@probe("kernel_op", provides=("op",))
+def kernel_op(ctx: ProbeContext) -> Evidence | None:
+    """The operation whose kernel raised, as far as the frames show it: the innermost torch.nn.functional
+    function (`F.cross_entropy`), else the module whose forward raised (`stem.0 (Conv2d)`), else the call on the
+    user's failing line (`torch.bmm`). Kernel messages such as "expected scalar type Half but found Float" name
+    no operation themselves."""
+    record = torch_frame(ctx.records, FUNCTIONAL_FILE)
+    if record is not None and not record.name.startswith("_"):
+        return Evidence({"op": f"F.{record.name}"})
+    _, module = failing_module(ctx)
+    if module is not None:
+        name = name_module(module, ctx.records)
+        kind = type(module).__name__
+        return Evidence({"op": f"{name} ({kind})" if name else kind})
+    _, expr = user_expression(ctx)
+    if expr is not None and expr.kind == "call" and expr.callee is not None:
+        return Evidence({"op": expr.callee.text})
+    return None
 
 
 def _loss_frame(ctx: ProbeContext) -> tuple[FrameRecord, str] | tuple[None, None]:

@@ -26,18 +26,19 @@ def _own_methods(cls: type) -> dict[str, Any]:
         if klass.__module__.startswith("torch.") or klass is object:
             continue
         for name, value in vars(klass).items():
+            value = value.__func__ if isinstance(value, (staticmethod, classmethod)) else value
             if inspect.isfunction(value) and name not in found:
                 found[name] = value
     return found
 
 
-def _forward_lookalike(methods: dict[str, Any]) -> tuple[str, Any] | None:
-    """The method that was meant to be forward: a misspelling (`foward`, `forwad`, `Forward`, `forward_`)."""
+def _forward_lookalike(methods: dict[str, Any], wanted: str = "forward") -> tuple[str, Any] | None:
+    """The method that was meant to be forward (or wanted): a misspelling (`foward`, `Forward`, `forward_`)."""
     best, score = None, NEAR_FORWARD
     for name, function in methods.items():
-        if name.startswith("__") or name == "forward":
+        if name.startswith("__") or name == wanted:
             continue
-        ratio = difflib.SequenceMatcher(None, name.lower(), "forward").ratio()
+        ratio = difflib.SequenceMatcher(None, name.lower(), wanted).ratio()
         if ratio > score:
             best, score = (name, function), ratio
     return best
@@ -84,6 +85,41 @@ def module_missing_forward(ctx: ProbeContext) -> Evidence | None:
         culprits.insert(0, {"name": method, "kind": "method", "type": type(module).__name__,
                             "repr": f"def {facts['method_signature']}"})
     return Evidence(facts, culprits) if facts else None
+
+
+FUNCTION_FILE = "torch/autograd/function.py"
+FUNCTION_PLACEHOLDERS = {"forward": "forward", "backward": "backward", "vjp": "backward", "setup_context": "setup_context"}
+
+
+@probe("function_missing_method", provides=("function_name", "wanted_method", "method_name", "method_signature",
+                                            "method_line"))
+def function_missing_method(ctx: ProbeContext) -> Evidence | None:
+    """The custom autograd.Function whose forward/backward torch's base-class placeholder ran, and a method of it
+    that looks like the misspelt one (`backwards`, `Backward`)."""
+    placeholder = torch_frame(ctx.records, FUNCTION_FILE, set(FUNCTION_PLACEHOLDERS))
+    if placeholder is None:
+        return None
+    cls = MISSING
+    for record in reversed(ctx.records):  # backward: ctx is the graph node; forward: `apply` runs as a classmethod
+        local_vars = record.locals if record.filename.replace("\\", "/").endswith(FUNCTION_FILE) else None
+        if isinstance(local_vars, dict):
+            node = local_vars.get("ctx", local_vars.get("self", MISSING))
+            # the graph node's class (ClampGradBackward) holds the Function as a class attribute: read statically
+            cls = local_vars.get("fwd_cls", vars(type(node)).get("_forward_cls", local_vars.get("cls", MISSING)))
+            if isinstance(cls, type):
+                break
+    if not isinstance(cls, type):
+        return None
+    wanted = FUNCTION_PLACEHOLDERS[placeholder.name]
+    facts: dict[str, Any] = {"function_name": cls.__qualname__, "wanted_method": wanted}
+    found = _forward_lookalike(_own_methods(cls), wanted)
+    if found is not None:
+        facts["method_name"], facts["method_signature"] = found[0], _signature(*found)
+        code = getattr(found[1], "__code__", None)
+        if code is not None:
+            facts["method_line"] = code.co_firstlineno
+    return Evidence(facts, [{"name": cls.__qualname__, "kind": "autograd.Function", "type": cls.__qualname__,
+                             "repr": f"class {cls.__qualname__}({', '.join(b.__name__ for b in cls.__bases__)})"}])
 
 
 def _assignment(record: FrameRecord | None) -> tuple[ast.AST, ast.AST] | None:

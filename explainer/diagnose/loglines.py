@@ -1,0 +1,100 @@
+"""One line of pasted text or a log, read: its log prefixes taken off, what it opens (an error header, an opener
+phrase, a one-line marker), and the record the scanner (logscan.py) makes of an error."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+from explainer._diagnosis import Location
+
+from .logpatterns import (ANSI_RE, AUTOLINK_RE, CONTINUATION_PREFIXES, EMPTY_AFTER_PREFIX, EXCEPTION_RE,
+                          JSON_MESSAGE_RE, PREFIX_RES, RANK_RE, marker_match, opener_match)
+from .textframes import Frame, frames_location
+
+MAX_MESSAGE_CHARS = 100_000
+MAX_LINE_CHARS = 20_000
+
+
+@dataclass
+class FoundError:
+    """One error found in text: its 'Type: message' text and the frames printed above it."""
+
+    text: str
+    frames: list[Frame] = field(default_factory=list)
+    line: int = 0  # 1-based line in the input where it starts
+    ranks: list[int] = field(default_factory=list)
+    count: int = 1
+    warning: bool = False  # a warning is worth reporting only when a rule explains it
+    logged_line: bool = False  # one log line (a marker), often followed by a fuller report of the same failure
+    logged_by: str = ""  # what printed that line (the marker's pattern): two components' lines may report one failure
+    node: str = ""  # the ComfyUI node that was running, where the log names it
+    before: list[str] = field(default_factory=list)  # the last lines outside any record printed before it
+
+    def location(self) -> Location | None:
+        return frames_location(self.frames)
+
+
+def clean_line_record(line: str) -> tuple[str, int | None, bool]:
+    """The line without ANSI colours and log prefixes, the rank it was tagged with, and whether a timestamp
+    or log-level prefix began a new log record there."""
+    line = ANSI_RE.sub("", line.rstrip("\r\n"))[:MAX_LINE_CHARS]
+    if "](http" in line:
+        line = AUTOLINK_RE.sub(r"\1", line)
+    new_record = False
+    rank = None
+    found = RANK_RE.match(line)
+    if found:
+        rank = int(found.group("rank"))
+        line = line[found.end():]
+    for prefix in PREFIX_RES:
+        stripped = prefix.sub("", line, count=1)
+        if stripped != line and (stripped.strip() or prefix in EMPTY_AFTER_PREFIX):
+            line, new_record = stripped, prefix not in CONTINUATION_PREFIXES
+            break
+    if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
+        line = line.strip().strip("`")
+    elif line.startswith("```") and line.rstrip().endswith("```") and len(line.strip()) > 6:
+        line = line.strip()[3:-3].strip()  # a code block opened and closed on one line
+    elif line[:1] in "*_#":
+        core = line.strip().strip("*_").lstrip("# ").strip("*_")  # markdown bold, italics, headings
+        if core and EXCEPTION_RE.match(core):
+            line = core
+    return line, rank, new_record
+
+
+def exception_header(line: str) -> re.Match | None:
+    if line[:1].isspace():
+        return None
+    return EXCEPTION_RE.match(line.strip())
+
+
+@dataclass
+class Line:
+    """One cleaned line and what it opens: an 'Error:' header, an opener phrase or a one-line marker."""
+
+    line: str
+    stripped: str
+    header: re.Match | None
+    opener: re.Match | None
+    marker: re.Match | None
+
+    @classmethod
+    def read(cls, line: str) -> Line:
+        header = exception_header(line)
+        opener = None if header else opener_match(line)
+        marker = None if header or opener else marker_match(line)
+        return cls(line, line.strip(), header, opener, marker)
+
+
+def json_error(line: str) -> str:
+    """The error a JSON "message" string holds (torchelastic's error file, as its error handler logs it), or ""."""
+    found = JSON_MESSAGE_RE.match(line)
+    if found is None:
+        return ""
+    try:
+        text = json.loads(f'"{found.group("text")}"')
+    except ValueError:
+        return ""
+    return text.strip()[:MAX_MESSAGE_CHARS] if exception_header(text.split("\n", 1)[0]) else ""
