@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-VERSION = 10
+VERSION = 11  # raised whenever what is cached is worked out differently (e.g. required_runs)
 MAX_FILES = 20_000
 MAX_TEMPLATES = 50_000
 MAX_CACHE_FILES = 64

@@ -16,7 +16,7 @@ from explainer._errors import RuleError
 from explainer._gc import paused_gc
 
 from .packs import Pack, discover_packs, display_path
-from .prefilter import gated_rules, open_gates
+from .prefilter import Sample, gated_rules, gates, open_gates
 from .rule import (DETAIL_FIELDS, MATCH_FIELDS, Rule, builtin_rules_dir, load_rule_file, rule_file_names, rule_from_data, rule_to_data,
                    text_may_match)
 
@@ -177,6 +177,10 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
             problems.append(exc)
     cache.save()
     if index is not None and not problems:
+        # the index is read at every crash: its gates are the keys fewest of the folder's examples hold
+        sample = Sample([example.message for rule in rules for example in rule.examples])
+        for rule in rules:
+            rule.gates = [gates(required, sample) for required in rule.literals]
         save_index(index, [rule_to_data(rule) for rule in rules])  # a folder with problems is read again
     return rules, problems
 

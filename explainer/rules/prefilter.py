@@ -37,10 +37,14 @@ def required_runs(source: str) -> list[list[str]] | None:
     if not found or any(not alternative for alternative in found):
         return None
     if tree.state.flags & re.IGNORECASE:
-        # Plain-ASCII runs, looked for in the case-folded text: any text the pattern matches holds them.
-        if not all(run.isascii() for alternative in found for run in alternative):
+        found = [{IGNORE_CASE, *alternative} for alternative in found]
+    if any(IGNORE_CASE in alternative for alternative in found):
+        # An alternative with runs that ignore case is looked for in the case-folded text, all its runs
+        # case-folded (plain ASCII: any text the pattern matches holds them there).
+        if not all(run.isascii() for alternative in found if IGNORE_CASE in alternative for run in alternative):
             return None
-        found = [{IGNORE_CASE, *(run.casefold() for run in alternative)} for alternative in found]
+        found = [{run.casefold() for run in alternative} if IGNORE_CASE in alternative else alternative
+                 for alternative in found]
     # an alternative that holds more than another adds nothing: the smaller one is tried first anyway
     minimal = {frozenset(a) for a in found if not any(b < a for b in found)}
     return sorted(sorted(alternative) for alternative in minimal)
@@ -67,8 +71,10 @@ def _requirements(items: list, parser) -> list[set[str]]:
         inner: list[set[str]] = []
         if op is constants.SUBPATTERN:
             _group, add_flags, _del_flags, body = value
-            if not add_flags & re.IGNORECASE:
-                inner = _requirements(list(body), parser)
+            inner = _requirements(list(body), parser)
+            if add_flags & re.IGNORECASE:  # (?i:...): its plain-ASCII runs, in the case-folded text (required_runs)
+                ascii_only = all(run.isascii() for alternative in inner for run in alternative)
+                inner = [{IGNORE_CASE, *alternative} for alternative in inner if alternative] if ascii_only else []
         elif op in (constants.MAX_REPEAT, constants.MIN_REPEAT, constants.POSSESSIVE_REPEAT):
             low, _high, body = value
             if low >= 1:
@@ -85,20 +91,44 @@ def _requirements(items: list, parser) -> list[set[str]]:
 
 def _combined(before: list[set[str]], inner: list[set[str]]) -> list[set[str]]:
     """What a sequence requires from what its start and its next item each require. Past MAX_ALTERNATIVES
-    alternatives, what either part requires on its own (the start's first), else what all share."""
+    alternatives, what either part requires on its own (the one whose weakest alternative holds the longer
+    run: the rarer text; the start's on a tie), else what all share."""
     product = [a | b for a in before for b in inner]
     if len(product) <= MAX_ALTERNATIVES:
         return product
-    for part in (before, inner):
-        if len(part) <= MAX_ALTERNATIVES and all(part):
-            return part
+    parts = [part for part in (before, inner) if len(part) <= MAX_ALTERNATIVES and all(part)]
+    if parts:
+        return max(parts, key=lambda part: min(max(len(run) for run in alternative) for alternative in part))
     return [set.intersection(*product)]  # what every alternative needs: still required
 
 
-def gates(required: list[list[str]] | None) -> list[str] | None:
+class Sample:
+    """Real messages (the rules' examples) to choose gates by: how many of them hold a word or a run."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self._texts = {False: texts, True: [text.casefold() for text in texts]}
+        self._words: dict[bool, dict[str, int]] = {}
+        self._runs: dict[tuple[bool, str], int] = {}
+
+    def holding(self, kind: str, key: str, folded: bool) -> int:
+        if kind == WORD_GATE:
+            if folded not in self._words:
+                counts: dict[str, int] = {}
+                for text in self._texts[folded]:
+                    for word in set(WORD_RE.findall(text)):
+                        counts[word] = counts.get(word, 0) + 1
+                self._words[folded] = counts
+            return self._words[folded].get(key, 0)
+        if (folded, key) not in self._runs:
+            self._runs[(folded, key)] = sum(key in text for text in self._texts[folded])
+        return self._runs[(folded, key)]
+
+
+def gates(required: list[list[str]] | None, sample: Sample | None = None) -> list[str] | None:
     """One key per alternative of required (see required_runs): a text lacking every key cannot match.
-    The longest word a run holds whole (its characters on both sides inside the run are not word
-    characters, so the text holds it as a word of its own), else the longest run; None: no shortcut."""
+    A word a run holds whole (its characters on both sides inside the run are not word characters, so the
+    text holds it as a word of its own), else a run; of those, the one fewest messages of sample hold, then
+    the longest. None: no shortcut."""
     if required is None:
         return None
     keys = []
@@ -106,7 +136,12 @@ def gates(required: list[list[str]] | None) -> list[str] | None:
         folded = alternative[0] == IGNORE_CASE
         runs = [run for run in alternative if run]
         words = [m.group() for run in runs for m in WORD_RE.finditer(run) if 0 < m.start() and m.end() < len(run)]
-        kind, key = (WORD_GATE, max(words, key=len)) if words else (TEXT_GATE, max(runs, key=len))
+        options = [(WORD_GATE, word) for word in words] or [(TEXT_GATE, run) for run in runs]
+
+        def cost(option: tuple[str, str], folded: bool = folded) -> tuple[int, int]:
+            return (0 if sample is None else sample.holding(*option, folded)), -len(option[1])
+
+        kind, key = min(options, key=cost)
         keys.append((kind.upper() if folded else kind) + key)
     return keys
 

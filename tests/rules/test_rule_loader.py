@@ -173,7 +173,8 @@ def test_required_runs_are_what_every_match_must_contain():
     # too many alternatives: what the start requires on its own
     reasons = "|".join(f"{chr(97 + n)} reason {n:02d}" for n in range(20))
     assert required_runs(rf"(?:CUDA error: |cuda runtime error )(?:{reasons})") == [["CUDA error: "], ["cuda runtime error "]]
-    assert required_runs(r"cuda (?i:OUT) of memory") == [[" of memory", "cuda "]]
+    assert required_runs(r"cuda (?i:OUT) of memory") == [[IGNORE_CASE, " of memory", "cuda ", "out"]]
+    assert required_runs(r"(?i:größe) passt") == [[" passt"]]  # not ASCII: that part requires nothing
     assert required_runs(r"colou?r of the tensor") == [["colo", "r of the tensor"]]
     assert required_runs(r"ab[cd]efgh") == [["ab", "efgh"]]
     assert required_runs(r"(?:optional )?needed") == [["needed"]]
