@@ -124,8 +124,8 @@ def value_named(value: str, said: str) -> bool:
 
 
 def what_was_said(diagnosis) -> str:
-    """Everything the text output shows: the ranks it was seen on, title, summary, the 'at' / 'raised in'
-    lines, the records printed with the error, culprits, fixes."""
+    """Everything the text output shows: the ranks it was seen on, title, summary, the 'at' / 'raised in' /
+    'also at' lines, the records printed with the error, culprits, fixes."""
     from explainer.cli.explain import ranks_note
 
     culprits = " ".join(json.dumps(c, ensure_ascii=False) for c in diagnosis.culprits)
@@ -133,6 +133,7 @@ def what_was_said(diagnosis) -> str:
     from explainer.diagnose.render import FRAME_FACTS
 
     places += [diagnosis.facts[k] for k, _ in FRAME_FACTS if isinstance(diagnosis.facts.get(k), dict)]
+    places += [p for p in diagnosis.facts.get("also_at") or () if isinstance(p, dict)]  # the "also at" lines
     printed_with = diagnosis.facts.get("printed_with", [])
     places += [part["location"] for part in printed_with if part.get("location")]
     where = " ".join([*(f"{p['file']}:{p['line']} in {p.get('function', '')} {p['code']}" for p in places),

@@ -7,20 +7,19 @@ import fnmatch
 import itertools
 import re
 import sys
-import textwrap
 from typing import Iterable, TextIO
 
 from explainer._diagnosis import Diagnosis
-from explainer.diagnose.explain import explain_text, rerender
-from explainer.diagnose.logpatterns import comfyui_node
+from explainer.diagnose.explain import explain_text, logged_source, rerender
 from explainer.diagnose.logblocks import scan_blocks
-from explainer.diagnose.logscan import FoundError, dedupe_key, scan
+from explainer.diagnose.logscan import FoundError, dedupe_key
 from explainer.diagnose.render import add_format_argument, first_line, render_json, render_text, use_colour
-from explainer.diagnose.textframes import looks_like_library_path, torch_entry
+from explainer.diagnose.textframes import looks_like_library_path, package_entry
 from explainer.rules.base import default_rulebase
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
+MAX_ALSO_AT = 20  # places listed for the warnings of one rule
 FOLD_LINES = 400
 BLOCK_CHARS = 1 << 18
 # A rule tagged so in runbooks/ explains what a rank reports when another rank failed first (a
@@ -78,52 +77,24 @@ def explain_input(name: str) -> list[Diagnosis]:
 
 
 def explain_stream(stream: TextIO) -> list[Diagnosis]:
-    """Every distinct error in stream, explained; repeats (e.g. one per rank) are folded together."""
+    """Every distinct error in stream, explained; repeats (e.g. one per rank) are folded together. A short input
+    is one pasted message (paste.py)."""
     head = stream.read(BLOCK_CHARS)
+    if head.strip() and head.count("\n") <= BARE_MESSAGE_LINES and len(head) < BLOCK_CHARS:
+        from .paste import explain_paste
+
+        return explain_paste(head)
     blocks = itertools.chain([head], iter(lambda: stream.read(BLOCK_CHARS), ""))
-    diagnoses = explain_found(scan_blocks(blocks))
-    if not (head.strip() and head.count("\n") <= BARE_MESSAGE_LINES and len(head) < BLOCK_CHARS):
-        return diagnoses
-    # A short input is one pasted message: its lines lend values to the record found in it.
-    text = head.strip().strip("`").strip()
-    # Read whole where no record was found, or where the paste is one line (a frame, its code and the error run
-    # together: the records found in it are that line).
-    whole = not diagnoses or "\n" not in text
-    if not diagnoses and (dedented := textwrap.dedent(head)) != head:
-        diagnoses = explain_found(scan(dedented.splitlines()))  # indented as a whole (a markdown code block)
-    if any(d.rule for d in diagnoses):
-        _lend_paste_facts(diagnoses, text)
-        return diagnoses
-    if text and whole:
-        diagnosis = explain_text(text)
-        if diagnosis.rule is not None or diagnosis.runbook:  # a rule, or a foreign rule's page
-            if node := comfyui_node(text):
-                diagnosis.facts["comfyui_node"] = node
-            return [diagnosis]
-    return diagnoses
-
-
-def _lend_paste_facts(diagnoses: list[Diagnosis], text: str) -> None:
-    """A short paste is one report: values its other lines hold for the rule that explains its first error (the
-    launch configuration above an elastic error, pip's line naming the wheel under a build error) fill that
-    diagnosis's gaps, where the paste read whole gives the same values for what both know (the same error)."""
-    first = next((d for d in diagnoses if d.rule), None)
-    found = default_rulebase().match(text) if first is not None else None
-    if found is None or found.rule.id != first.rule:
-        return
-    shared = [k for k, v in found.groups.items() if k in first.facts and v is not None]
-    if not shared or any(found.groups[k] != first.facts[k] for k in shared):
-        return
-    added = {k: v for k, v in found.groups.items() if k not in first.facts and v is not None}
-    if added:
-        first.facts.update(added)
-        rerender(first)
+    return explain_found(scan_blocks(blocks))
 
 
 def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
-    """The errors a scan found, explained; repeats (e.g. one per rank) are folded together."""
+    """The errors a scan found, explained; repeats (e.g. one per rank) are folded together, and so are warnings
+    of one rule (a TracerWarning at each place a trace met a tensor turned into a Python value): one diagnosis
+    listing every place (facts.also_at)."""
     seen: dict[str, Diagnosis] = {}
     unexplained_warnings: set[str] = set()
+    warned: dict[str, str] = {}  # rule -> key of the first warning it explained
     book = _FoldBook()
     for found in found_errors:
         key = dedupe_key(found.text)
@@ -132,23 +103,25 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
         if key in seen:
             _merge_ranks(seen[key], found.ranks)
             seen[key].facts["occurrences"] = seen[key].facts.get("occurrences", 1) + 1
+            if found.warning:
+                _also_at(seen[key], found)
             continue
         if len(seen) >= MAX_DISTINCT:
             continue
-        diagnosis = explain_text(found.text, location=found.location(), frames=found.frames,
-                                 before="\n".join(found.before))
+        diagnosis = _explained(found)
         if found.warning and diagnosis.rule is None:
             # Logs are full of harmless warnings: only the ones a rule explains are news.
             if len(unexplained_warnings) < MAX_DISTINCT:
                 unexplained_warnings.add(key)
             continue
-        diagnosis.facts["input_line"] = found.line
-        if found.node:
-            diagnosis.facts["comfyui_node"] = found.node
-        _note_raising_frame(diagnosis, found)
-        _merge_ranks(diagnosis, found.ranks)
-        if found.ranks:
-            diagnosis.facts[FIRST_RANK] = found.ranks[0]
+        if found.warning and warned.get(diagnosis.rule) in seen:
+            first = seen[warned[diagnosis.rule]]
+            first.facts["occurrences"] = first.facts.get("occurrences", 1) + 1
+            _merge_ranks(first, found.ranks)
+            _also_at(first, found)
+            continue
+        if found.warning and diagnosis.rule:
+            warned[diagnosis.rule] = key
         partner, copy = book.partner(diagnosis.rule, found)
         if partner in seen and found.line - seen[partner].facts["input_line"] <= FOLD_LINES:
             earlier = seen.pop(partner)
@@ -162,6 +135,43 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
     diagnoses = join_companions(diagnoses)
     link_root_cause(diagnoses)
     return diagnoses
+
+
+def _explained(found: FoundError) -> Diagnosis:
+    """One record explained, with what the scan read around its text: its frames, the values loguru printed in
+    them, the C++ source its glog prefix named, the ComfyUI node, its ranks, the error it was raised from."""
+    extra = {"direct_cause": found.direct_cause} if found.direct_cause else None
+    diagnosis = explain_text(found.text, location=found.location(), frames=found.frames,
+                             before="\n".join(found.before), extra_facts=extra)
+    diagnosis.facts["input_line"] = found.line
+    if found.node:
+        diagnosis.facts["comfyui_node"] = found.node
+    note_raising_frame(diagnosis, found)
+    if found.values and not diagnosis.culprits:
+        diagnosis.culprits = printed_values(found.values)
+    if found.logged_at and "torch_source" not in diagnosis.facts and (source := logged_source(found.logged_at)):
+        diagnosis.facts["torch_source"] = source  # the glog prefix of its first line: torch's C++ logged it
+    _merge_ranks(diagnosis, found.ranks)
+    if found.ranks:
+        diagnosis.facts[FIRST_RANK] = found.ranks[0]
+    return diagnosis
+
+
+def _also_at(diagnosis: Diagnosis, found: FoundError) -> None:
+    """Another place a warning of the diagnosis's rule was issued: where the user's code (or the library's) met it,
+    else where it was raised."""
+    where = found.location()
+    frame = found.frames[-1] if found.frames else None
+    place = where.to_dict() if where is not None else _frame_fact(frame) if frame is not None else None
+    if place is None:
+        return
+    places = diagnosis.facts.get("also_at", [])
+    known = [*places, *([diagnosis.location.to_dict()] if diagnosis.location is not None else [])]
+    if isinstance(diagnosis.facts.get("raised_in"), dict):
+        known.append(diagnosis.facts["raised_in"])
+    if len(places) < MAX_ALSO_AT and all((p.get("file"), p.get("line")) != (place["file"], place["line"])
+                                         for p in known):
+        diagnosis.facts["also_at"] = [*places, place]
 
 
 class _FoldBook:
@@ -317,7 +327,7 @@ def _tags(diagnosis: Diagnosis) -> tuple[str, ...]:
     return tuple(rule.tags) if rule is not None else ()
 
 
-def _note_raising_frame(diagnosis: Diagnosis, found) -> None:
+def note_raising_frame(diagnosis: Diagnosis, found) -> None:
     """A pasted traceback's innermost frame (often torch's: `return F.conv2d(...)`), when it is not the
     user's line already shown as the location: it names the operation that failed. Between the two, the
     innermost frame of a library (transformers' `self.scaler.step(...)`): the call that led into torch; where
@@ -332,9 +342,19 @@ def _note_raising_frame(diagnosis: Diagnosis, found) -> None:
     via = next((f for f in reversed(found.frames) if looks_like_library_path(f.file)), None)
     if via is not None and (via.file, via.line) not in shown and via.code:
         diagnosis.facts["called_via"] = _frame_fact(via)
-    elif via is None and diagnosis.location is None and (entry := torch_entry(found.frames)) is not None \
-            and (entry.file, entry.line) not in shown:
-        diagnosis.facts["entered_via"] = _frame_fact(entry)  # only torch's frames shown: the torch API it entered
+    elif (entry := package_entry(found.frames)) is not None and (entry.file, entry.line) not in shown:
+        diagnosis.facts["entered_via"] = _frame_fact(entry)  # none of the user's frames shown: the API entered
+
+
+def printed_values(values: list[tuple[str, str]]) -> list[dict]:
+    """The values loguru (or better_exceptions) printed under the code of the raising frame, as culprits: what the
+    failing line worked on (`self` = `Conv2d(12, 24, ...)`), each name once; "" where the code line was cut."""
+    culprits, named = [], set()
+    for name, value in values:
+        if (name or value) not in named:
+            named.add(name or value)
+            culprits.append({"name": name, "kind": "printed", "repr": value})
+    return culprits
 
 
 def _frame_fact(frame) -> dict:

@@ -148,7 +148,7 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
     """Explain a message from its text alone (a pasted message, a line from a log); frames, the traceback
     pasted above it, and before, the log lines printed just before it, where the scanner read them."""
     rulebase = rulebase or default_rulebase()
-    foreign = rulebase.foreign_match(text)
+    foreign = rulebase.foreign_match(text) or (rulebase.foreign_match(_raise_site(frames[-1]) + text) if frames else None)
     if foreign is not None:
         return _not_pytorch(foreign, text, location)
     embedded = _split_embedded(text)
@@ -167,6 +167,12 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
     return _diagnose(found, text, [], None, extra_facts={**context, **(extra_facts or {})}, location=location)
 
 
+def _raise_site(frame: Frame) -> str:
+    """The innermost pasted frame with its code line, for foreign rules: a framework that copies PyTorch's messages
+    word for word (tinygrad) is told apart only by the file whose `raise` statement printed them."""
+    return f'  File "{frame.file}", line {frame.line}, in {frame.func}\n    {frame.code.strip()}\n'
+
+
 def rerender(diagnosis: Diagnosis, rulebase: RuleBase | None = None) -> None:
     """Summary and fixes written again from the diagnosis's facts, after facts were added to them (a log
     record folded into the report of the same failure)."""
@@ -176,11 +182,34 @@ def rerender(diagnosis: Diagnosis, rulebase: RuleBase | None = None) -> None:
     diagnosis.summary, diagnosis.fixes = _render_texts(rule, diagnosis.error, diagnosis.facts)
 
 
+# Wrappers that re-raise any error with words of their own before its message: the rule explains the error
+# inside; what the wrapper adds (a fact, by its group's name) is said after the rule's summary.
+WRAPPER_NOTES = [
+    # vLLM's model runner: "Error in model execution (input dumped to /tmp/err_execute_model_input_X.pkl): ..."
+    (re.compile(r"Error in model execution \(input dumped to (?P<input_dump>[^()\s]+)\): "),
+     "vLLM saved the inputs of the failing step to {input_dump}, to run that step again on its own."),
+]
+
+
+def wrapper_facts(text: str) -> dict[str, Any]:
+    """The values a wrapper's words around the error hold (vLLM's dumped input)."""
+    facts: dict[str, Any] = {}
+    for pattern, _ in WRAPPER_NOTES:
+        if (found := pattern.search(text)) is not None:
+            facts.update(found.groupdict())
+    return facts
+
+
 def _render_texts(rule, text: str, facts: dict[str, Any]) -> tuple[str, list[str]]:
-    """The rule's summary and fixes filled in from the facts, the message and its error type."""
+    """The rule's summary and fixes filled in from the facts, the message and its error type; then what a wrapper
+    around the error said."""
     error_type = text.split(":", 1)[0] if ":" in text.split("\n", 1)[0] else ""
     context = {"error_type": error_type, "message": text, **facts}
-    return render_first(rule.summary, context) or rule.title, render_fixes(rule.fixes, context)
+    summary = render_first(rule.summary, context) or rule.title
+    for pattern, note in WRAPPER_NOTES:
+        if all(isinstance(facts.get(name), str) for name in pattern.groupindex):
+            summary += " " + note.format(**{name: facts[name] for name in pattern.groupindex})
+    return summary, render_fixes(rule.fixes, context)
 
 
 def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: RuleBase,
@@ -229,7 +258,10 @@ def _not_pytorch(found: Match, text: str, location: Location | None) -> Diagnosi
 # "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)".
 TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\(\))?) at |\(Triggered internally at\s+|"
                              # torch 1.x's c10::Error: "CUDA error: ... (insert_events at .../THCCachingAllocator.cpp:470)"
-                             r"\((?P<old_function>\w+) at (?=[^\s()]*(?:aten|c10|THC|THCUNN|torch|caffe2)/))"
+                             r"\((?P<old_function>\w+) at (?=[^\s()]*(?:aten|c10|THC|THCUNN|torch|caffe2)/)|"
+                             # torch <= 1.4's TH/THC errors end with the place alone: "... at /pytorch/aten/src/THC/
+                             # generic/THCTensorMasked.cu:27", "not enough memory ... at /pytorch/torch/lib/TH/THGeneral.c:270"
+                             r"(?<=\S) at (?=[^\s()]*(?:^|[/\\])(?:aten|c10|TH[A-Z]*|torch|caffe2)[/\\]))"
                              r"(?P<path>[^\s()]+?\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)")
 # torch <= 1.0's THC check of a CUDA call: "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCReduceAll.cuh line=317
 # error=59 : device-side assert triggered" (the number is the CUDA runtime's error code).
@@ -237,17 +269,32 @@ THC_CHECK_RE = re.compile(r"THCudaCheck FAIL file=(?P<path>\S+) line=(?P<line>\d
 TORCH_TREE_RE = re.compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
 
 
+# The place a glog prefix names ("[W ..\\torch\\csrc\\autograd\\python_anomaly_mode.cpp:104] "): torch's C++ logged the line.
+LOGGED_PLACE_RE = re.compile(r"^\s*(?P<path>\S+?\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)\s*$")
+
+
 def torch_source(text: str) -> dict[str, Any] | None:
     """The C++ source file and line (and function) of torch that raised, as the message names them."""
     found = TORCH_SOURCE_RE.search(text) or THC_CHECK_RE.search(text)
     if found is None:
         return None
-    path = found.group("path").replace("\\", "/")
-    tree = TORCH_TREE_RE.search(path)
     groups = found.groupdict()
-    return {"file": tree.group(1) if tree else path.rsplit("/", 1)[-1], "line": int(found.group("line")),
-            "function": groups.get("function") or groups.get("old_function") or "",
-            "code": f"THCudaCheck FAIL {groups['check']}" if groups.get("check") else ""}
+    return _source_fact(found.group("path"), found.group("line"),
+                        groups.get("function") or groups.get("old_function") or "",
+                        f"THCudaCheck FAIL {groups['check']}" if groups.get("check") else "")
+
+
+def logged_source(place: str) -> dict[str, Any] | None:
+    """torch's C++ file and line that logged a record, from the place its glog prefix names, or None."""
+    found = LOGGED_PLACE_RE.match(place)
+    return _source_fact(found.group("path"), found.group("line")) if found is not None else None
+
+
+def _source_fact(path: str, line: str, function: str = "", code: str = "") -> dict[str, Any]:
+    path = path.replace("\\", "/")
+    tree = TORCH_TREE_RE.search(path)
+    return {"file": tree.group(1) if tree else path.rsplit("/", 1)[-1], "line": int(line), "function": function,
+            "code": code}
 
 
 # The source a TorchScript error quotes: where it is ('File "x.py", line 5', torch <= 1.4's "at x.py:138:32"), then
@@ -283,7 +330,7 @@ def script_source(text: str) -> dict[str, Any] | None:
 def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseException | None,
               extra_facts: dict[str, Any] | None = None, location: Location | None = None) -> Diagnosis:
     rule = found.rule
-    facts: dict[str, Any] = dict(found.groups)
+    facts: dict[str, Any] = {**wrapper_facts(text), **found.groups}
     facts.update(extra_facts or {})
     culprits: list[dict[str, Any]] = []
     location = location or user_location(records)

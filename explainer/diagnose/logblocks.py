@@ -38,12 +38,13 @@ class SkippableBlock:
         return tail_lines(str(self.data[-TAIL_BYTES:], "utf-8", "replace"), len(self.data) > TAIL_BYTES)
 
 
-def scan_blocks(blocks: Iterable[str | SkippableBlock]) -> Iterator[FoundError]:
+def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None = None) -> Iterator[FoundError]:
     """scan() over text read in large blocks: a block with nothing that could start an error, read
     while no error is open, is skipped whole, so a long healthy training log costs one regex search
     per block rather than the full treatment of every line. A SkippableBlock (whole lines) says
-    itself whether it holds a trigger and is decoded only when it is read."""
-    scanner = Scanner()
+    itself whether it holds a trigger and is decoded only when it is read. scanner: one whose state the caller
+    reads afterwards (the frames the input ended in)."""
+    scanner = scanner if scanner is not None else Scanner()
     number = 0
     pending = ""
     for block in blocks:

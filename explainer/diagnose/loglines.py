@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from explainer._diagnosis import Location
 
 from .logpatterns import (ANSI_RE, AUTOLINK_RE, CONTINUATION_PREFIXES, EMPTY_AFTER_PREFIX, EXCEPTION_RE,
-                          JSON_MESSAGE_RE, PREFIX_RES, RANK_RE, marker_match, opener_match)
+                          JSON_MESSAGE_RE, PREFIX_TABLE, RANK_RE, marker_match, opener_match)
 from .textframes import Frame, frames_location
 
 MAX_MESSAGE_CHARS = 100_000
@@ -31,37 +31,45 @@ class FoundError:
     logged_by: str = ""  # what printed that line (the marker's pattern): two components' lines may report one failure
     node: str = ""  # the ComfyUI node that was running, where the log names it
     before: list[str] = field(default_factory=list)  # the last lines outside any record printed before it
+    logged_at: str = ""  # the source place a glog prefix on its first line named ("python_anomaly_mode.cpp:104")
+    values: list[tuple[str, str]] = field(default_factory=list)  # (name, value) loguru printed in its raising frame
+    direct_cause: str = ""  # the first line of the error it was raised from ("The above exception was the direct cause")
 
     def location(self) -> Location | None:
         return frames_location(self.frames)
 
 
-def clean_line_record(line: str) -> tuple[str, int | None, bool]:
-    """The line without ANSI colours and log prefixes, the rank it was tagged with, and whether a timestamp
-    or log-level prefix began a new log record there."""
+def clean_line_record(line: str) -> tuple[str, int | None, bool, str]:
+    """The line without ANSI colours and log prefixes, the rank it was tagged with, whether a timestamp
+    or log-level prefix began a new log record there, and the source place a glog prefix named ("" if none)."""
     line = ANSI_RE.sub("", line.rstrip("\r\n"))[:MAX_LINE_CHARS]
     if "](http" in line:
-        line = AUTOLINK_RE.sub(r"\1", line)
+        line = AUTOLINK_RE.sub(lambda link: link.group(1) or link.group(2), line)
     new_record = False
     rank = None
+    source = ""
     found = RANK_RE.match(line)
     if found:
         rank = int(found.group("rank"))
         line = line[found.end():]
-    for prefix in PREFIX_RES:
-        stripped = prefix.sub("", line, count=1)
-        if stripped != line and (stripped.strip() or prefix in EMPTY_AFTER_PREFIX):
-            line, new_record = stripped, prefix not in CONTINUATION_PREFIXES
+    head = line[:1]
+    for prefix, first in PREFIX_TABLE:
+        if first is not None and (not head or head not in first):
+            continue
+        found = prefix.match(line)
+        if found is not None and found.end() and (line[found.end():].strip() or prefix in EMPTY_AFTER_PREFIX):
+            line, new_record = line[found.end():], prefix not in CONTINUATION_PREFIXES
+            source = found.groupdict().get("src") or ""
             break
     if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
         line = line.strip().strip("`")
     elif line.startswith("```") and line.rstrip().endswith("```") and len(line.strip()) > 6:
         line = line.strip()[3:-3].strip()  # a code block opened and closed on one line
-    elif line[:1] in "*_#":
-        core = line.strip().strip("*_").lstrip("# ").strip("*_")  # markdown bold, italics, headings
+    elif line[:1] in "*#" or line[:1] == "_" and line.rstrip()[-1:] == "_":
+        core = line.strip().strip("*_").lstrip("# ").strip("*_")  # markdown bold, italics, headings (not `_pickle.X`)
         if core and EXCEPTION_RE.match(core):
             line = core
-    return line, rank, new_record
+    return line, rank, new_record, source
 
 
 def exception_header(line: str) -> re.Match | None:

@@ -14,21 +14,30 @@ PREFIX_RES = [
     re.compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
                r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*)?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)\]?)\s*[-|:]?)?\s*"),
     # glog: E0501 10:00:00.123456 1234 file.cpp:12] ...
-    re.compile(r"^[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+[^\]]+\]\s*"),
+    re.compile(r"^[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+(?P<src>[^\]]+)\]\s*"),
     # ERROR:root:...  /  ERROR: ...  (not torch.jit.trace's TracingCheckError, which lists its findings as
     # "ERROR: Graphs differed across invocations!" lines of its own message)
     re.compile(r"^(?:ERROR|CRITICAL|FATAL):(?!\s*(?:Graphs|Tensor-valued Constant nodes) differed)(?:[\w.]+:)?\s*"),
     # bracketed glog, as ProcessGroupNCCL prints it: [E501 10:10:05.408271257 ProcessGroupNCCL.cpp:607]
-    # and, in older versions, [E ProcessGroupNCCL.cpp:737]
-    re.compile(r"^\[[EWIF](?:\d{4} \d{2}:\d{2}:\d{2}\.\d+)?\s*(?:\d+\s+)?[\w./-]+:\d+\]\s*"),
-    # docker compose's service column: "sdwebui  | ", "app-1  | "
-    re.compile(r"^[A-Za-z0-9][\w.-]*\s+\|(?: |$)"),
-    # markdown quotes
-    re.compile(r"^>\s?"),
+    # and, in older versions, [E ProcessGroupNCCL.cpp:737], on Windows [W ..\torch\csrc\autograd\python_anomaly_mode.cpp:104]
+    re.compile(r"^\[[EWIF](?:\d{4} \d{2}:\d{2}:\d{2}\.\d+)?\s*(?:\d+\s+)?(?P<src>[\w./\\-]+:\d+)\]\s*"),
+    # a label in Chinese before the error line: "报错：RuntimeError: ..." ("error:")
+    re.compile(r"^[\u4e00-\u9fff]{1,6}\s*[:：]\s*(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b)"),
 ]
-# a quoted line continues the quote, a container's line its output; other prefixes start a record
-CONTINUATION_PREFIXES = tuple(PREFIX_RES[-2:])
-EMPTY_AFTER_PREFIX = (PREFIX_RES[-2],)  # other prefixes with nothing after them are a value (elastic's table)
+DOCKER_PREFIX_RE = re.compile(r"^[A-Za-z0-9][\w.-]*\s+\|(?: |$)")  # docker compose's service column: "app-1  | "
+# vLLM's logger, on every line of a traceback it logs, after Ray's or its own worker's name where one printed it:
+# "(VllmWorkerProcess pid=760) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] ", "... [core.py:1240] "
+VLLM_PREFIX_RE = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}"
+                            r"(?:\.\d+)? \[?[\w.-]+:\d+\](?: |$)")
+# pytest's report: the error's lines under an "E" column ("E" then the failing line's indent, at least 3 spaces)
+PYTEST_PREFIX_RE = re.compile(r"^E(?: {3,}|\t)\s*")
+PREFIX_RES += [VLLM_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, re.compile(r"^>\s?")]  # the last: markdown quotes
+# a quoted line continues the quote, a container's line its output, pytest's E column the error, vLLM's prefix the
+# traceback it logs line by line; other prefixes start a record
+CONTINUATION_PREFIXES = tuple(PREFIX_RES[-4:])
+EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE)  # others with nothing after them: a value
+# Each prefix with the characters it can begin with (None: any), so that most lines try only a few of the patterns.
+PREFIX_TABLE = list(zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(DIWEC", None, "E", ">"], strict=True))
 # Messages some components log without a 'SomeError:' header. Each pattern has a 'message' group
 # (where the explained text starts) and may have a 'rank' group.
 MARKER_RES = [
@@ -64,6 +73,12 @@ OPENER_RES = [
     # error; the reason may follow on the next line ("error=98 : " then "unrecognized error code").
     re.compile(r"^(?P<message>THCudaCheck FAIL file=\S+ line=\d+ error=\d+ ?:.*)$"),
 ]
+# A logger's one-line report of an exception, its type as str() of the class, then where it was raised:
+# "<class 'RuntimeError'> at trainer.py:101 - CUDA error: ..." (the record's text: "RuntimeError: CUDA error: ...").
+# Tried only on lines that hold "<class '".
+CLASS_OPENER = re.compile(r"<class '(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)'> at (?P<path>[^\s:]+\.py):(?P<line>\d+) - "
+                          r"(?P<message>\S.*)$")
+WARNING_OPENER = OPENER_RES[0]
 VSCODE_OPENER = OPENER_RES[1]
 TERMINATE_OPENER = OPENER_RES[3]
 # Openers of one component's report of a failure that another report (the Python error) may repeat.
@@ -77,7 +92,7 @@ WHAT_RE = re.compile(r"^\s*what\(\):(?:\s|$)")  # empty when the message follows
 TRIGGER_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failure", "Warning", "Watchdog caught",
                     "watchdog got stuck", "Heartbeat monitor timed out", "client socket has timed out",
                     "Assertion", "terminate called", "发生异常", "exitcode", "encountered in worker", "File ", '", line ', ".py in ",
-                    "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL")
+                    "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL", "<class '")
 TRIGGER_RE = re.compile("|".join(re.escape(literal) for literal in TRIGGER_LITERALS))
 INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
 # Python's header, or IPython's: the error type, then "Traceback (most recent call last)" at the right margin.
@@ -85,6 +100,9 @@ TRACEBACK_RE = re.compile(r"^\s*(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*\s{2,})?T
 EXCEPTION_RE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning)|Exception|"
     r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
+# The error line under a traceback's frames, for a type EXCEPTION_RE does not know by its name: module-qualified
+# ("triton.runtime.errors.OutOfResources: out of resource: shared memory") or StopIteration.
+TRACEBACK_END_RE = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Z]\w*|StopIteration)(?::\s?(?P<msg>.*))?$")
 # Parts of a message that torch prints after a blank line (dynamo's "from user code:" and its hints).
 # ComfyUI names the node that failed: "Error occurred when executing SUPIR_Upscale:" (before 2024), or its
 # error report's "- **Node Type:** ExpressionEditor" (quoted with "> " when pasted into a GitHub comment).
@@ -102,7 +120,10 @@ AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceba
                             r"hint: |\(\s*handle,)")
 REPRO_PART_RE = re.compile(r"(import torch|ConvolutionParams|input: TensorDescriptor|output: TensorDescriptor|weight: FilterDescriptor)")
 # A file name that GitHub's markdown turned into a link, copied back as markdown: "[a.so](http://a.so/)".
-AUTOLINK_RE = re.compile(r"\[([^\]\s]+)\]\(https?://\1/?\)")
+# Colab links a notebook frame's cell: "[<ipython-input-3-d2a3>](https://localhost:8080/#) in <cell line: 1>()".
+AUTOLINK_RE = re.compile(r"\[([^\]\s]+)\]\(https?://\1/?\)|\[(<ipython-input-[\w-]+>)\]\(https?://[^)\s]*\)")
+# pytest's line under the error it reports: where it was raised and its type ("torch/serialization.py:1529: UnpicklingError")
+PYTEST_CRASH_RE = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+): (?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*$")
 CHAIN_RE = re.compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
 # A DataLoader worker's re-raise pasted without its "Original Traceback" line: the worker's frames follow it.
 WORKER_HEAD_RE = re.compile(r"Caught [A-Z]\w* in DataLoader worker process \d+\.?\s*$")
@@ -125,7 +146,8 @@ DEDUPE_RES = [
 
 
 def opener_match(line: str) -> re.Match | None:
-    return _first_match(OPENER_RES, line)
+    found = _first_match(OPENER_RES, line)
+    return CLASS_OPENER.search(line) if found is None and "<class '" in line else found
 
 
 def marker_match(line: str) -> re.Match | None:

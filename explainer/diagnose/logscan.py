@@ -14,19 +14,22 @@ from typing import Iterable, Iterator
 
 from .loglines import MAX_MESSAGE_CHARS, FoundError, Line, clean_line_record, exception_header, json_error
 from .logpatterns import (AFTER_BLANK_RE, CHAIN_RE, DEDUPE_RES, EMBEDDED_RE, FORWARD_TRACE_RE, HERE_MARK, INLINE_CODE_RE,
-                          LOGGED_OPENERS, ORIGINAL_TRACEBACK, REPRO_PART_RE, SCRIPT_QUOTE_RE, TERMINATE_OPENER,
-                          TRACEBACK_RE, VSCODE_OPENER, WHAT_RE, WORKER_HEAD_RE, comfyui_title, node_named)
-from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, FRAME_RE, RAISE_RE, WRAP_WIDTH, Frame, RichBox,
-                         frame_match, frames_below, unglued, with_failed_assert)
+                          LOGGED_OPENERS, ORIGINAL_TRACEBACK, PYTEST_CRASH_RE, REPRO_PART_RE, SCRIPT_QUOTE_RE,
+                          TERMINATE_OPENER, TRACEBACK_END_RE, TRACEBACK_RE, VSCODE_OPENER, WARNING_OPENER, WHAT_RE,
+                          WORKER_HEAD_RE, comfyui_title, node_named)
+from .textframes import (ANNOTATION_RE, CALL_LINE_RE, FRAME_RE, RAISE_RE, Frame, RichBox, frame_match, frames_below,
+                         in_call_order, unglued, with_failed_assert)
+from .tracelines import TracebackReader
 
 MAX_MESSAGE_LINES = 80
 
 STALE_LINES = 256
 MAX_STREAMS = 1024
+MAX_CAUSE_CHARS = 500
 BEFORE_LINES = 4  # log lines kept as what was printed just before an error (rules' context patterns read them)
 
 
-class _Stream:
+class _Stream(TracebackReader):
     """The scanning state of one output stream: the untagged lines, or one rank's lines."""
 
     def __init__(self) -> None:
@@ -39,6 +42,7 @@ class _Stream:
         self.terminate = False  # the open record is a C++ exception std::terminate reported
         self.forward_trace = False  # the open record is anomaly mode's warning: the forward call's frames follow
         self.bare_type = False  # the open record is an error type alone ("ValueError"), with no message
+        self.source_line_next = False  # the open record is a warning: the indented line under it is its source line
         self.blank_lines = 0
         self.fence = ""  # "closed", "reopened": a code block ended inside a message
         self.previous = ""  # the line before, for wrapped lines and a statement pasted above its error
@@ -46,6 +50,10 @@ class _Stream:
         self.node = ""  # the ComfyUI node named last, given to the next error found
         self.titled = False  # that node was a paste's first line, not a line that names it
         self.rich = RichBox()
+        self.logged_at = ""  # the C++ source place the line's glog prefix named ("python_anomaly_mode.cpp:104")
+        self.values: list[tuple[str, str]] = []  # loguru's values printed with no frame line above them
+        self.last_done: FoundError | None = None  # the last record finished
+        self.chained_from: FoundError | None = None  # that record, when Python said it was the next one's direct cause
         self.recent: deque[str] = deque(maxlen=BEFORE_LINES)  # lines outside records since the last one ended
 
     def finish(self) -> FoundError | None:
@@ -59,14 +67,19 @@ class _Stream:
                 lines, below = frames_below(lines)
                 done.frames = done.frames or below
             done.text = "\n".join(lines).rstrip()[:MAX_MESSAGE_CHARS]
+            done.frames = in_call_order(done.frames)
             if done.frames:
                 done.text = with_failed_assert(done.text, done.frames[-1].code)
         self.current, self.lines, self.embedded_depth, self.blank_lines, self.fence = None, [], 0, 0, ""
         if done is not None:
             self.recent.clear()
+            self.last_done = done
         return done
 
     def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
+        if "└" in line and self.current is None and (note := ANNOTATION_RE.match(line)) is not None:
+            self.annotate(len(note.group("lead")), note.group("value"))
+            return
         if (boxed := self.rich.unbox(line)) is not None:
             line = boxed
         if ", in " in line and (parts := unglued(line)) is not None:
@@ -98,6 +111,9 @@ class _Stream:
 
     def _feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
         seen = Line.read(line)
+        if self.in_traceback and self.frames and seen.header is None and (self.frames[-1].code or self.frames[-1].ipython):
+            # the line that ends a traceback names the error's type whatever it is called (triton's OutOfResources)
+            seen.header = TRACEBACK_END_RE.match(line)
         was_open = self.current is not None
         if was_open:
             if self.forward_trace and self._forward_frame(seen):
@@ -110,6 +126,11 @@ class _Stream:
                 # Python prints no frame under its error line: another process's traceback interleaved with this
                 # one's, the rest of its error line printed elsewhere. A fragment, not an error of its own.
                 self.finish()
+            if self.current is not None and self.source_line_next and seen.line.startswith("  ") and seen.stripped:
+                # the source line `warnings` prints under its warning: its frame's code (kept in the text too, where
+                # rules read it; what follows may still be a part of the message: the error a library caught)
+                self.current.frames[-1].code = seen.stripped
+                self.source_line_next = False
             if self.current is not None:
                 if not self._ends_message(seen, new_record):
                     self._extend_message(seen)
@@ -128,21 +149,6 @@ class _Stream:
             yield self._logged_line(number, seen, ranks, list(self.recent))
         else:
             yield from self._outside_message(number, line, rank, ranks)
-
-    def _forward_frame(self, seen: Line) -> bool:
-        """A frame of the forward call anomaly mode printed, or its code: the record's frames, not its text."""
-        frames = self.current.frames
-        frame = frame_match(seen.line)
-        if frame is not None:
-            frames.append(frame)
-            return True
-        if frames and seen.line.startswith("  ") and seen.stripped:
-            if set(seen.stripped) <= set("^~ "):
-                return True
-            if not frames[-1].code:
-                frames[-1].code = seen.stripped
-                return True
-        return False
 
     def _finished(self) -> Iterator[FoundError]:
         done = self.finish()
@@ -190,6 +196,10 @@ class _Stream:
         frames_below = self.vscode and frame_match(seen.line) is not None
         if self._worker_frames(seen):
             pass  # the worker's own traceback, its "Original Traceback" line lost
+        elif (crash := PYTEST_CRASH_RE.match(seen.stripped)) is not None:
+            # pytest's "path.py:1529: UnpicklingError" under the error it reported: where that error was raised
+            self.current.frames.append(Frame(crash.group("path"), int(crash.group("line"))))
+            yield from self._finished()
         elif AFTER_BLANK_RE.match(seen.stripped) or header_only or repro or frames_below or self._goes_on_indented(seen):
             self.lines.extend([""] * self.blank_lines)
         else:
@@ -242,62 +252,11 @@ class _Stream:
             self.embedded_depth = 0
         self.lines.append(seen.line)
 
-    def _traceback_detail(self, seen: Line, frame: Frame | None) -> bool:
-        """Whether the line was a part of a traceback (a frame, its code, a wrapped piece, IPython context)."""
-        if self.in_traceback and seen.header is None and frame is None and self.frames \
-                and not seen.line[:1].isspace() and self._unindented_frame_part(seen):
-            return True
-        if frame is not None and not self.in_traceback:
-            self.in_traceback, self.frames = True, []  # a traceback pasted without its first lines
-        if self.in_traceback and seen.header is None:
-            return self._traceback_line(seen, frame)
-        return False
-
-    def _unindented_frame_part(self, seen: Line) -> bool:
-        """The rest of a frame line cut at the terminal's width, or a frame's code pasted without its indent."""
-        line, stripped = seen.line, seen.stripped
-        after_frame = frame_match(self.previous) is not None
-        wrapped = self._wrapped(line, after_frame)
-        fragment = not any(c.isspace() for c in stripped)  # "ackward": the rest of a cut name
-        if wrapped and (fragment or not after_frame):
-            joined = frame_match(self.previous + line)
-            if joined is not None:
-                if after_frame:
-                    joined.code = self.frames.pop().code
-                self.frames.append(joined)
-                return True
-        last = self.frames[-1]
-        if after_frame and not last.code and not last.ipython and stripped and not ARROW_RE.match(line):
-            last.code = stripped
-            return True
-        return wrapped
-
-    def _traceback_line(self, seen: Line, frame: Frame | None) -> bool:
-        if frame is not None:
-            self.frames.append(frame)
-            return True
-        line, stripped = seen.line, seen.stripped
-        last = self.frames[-1] if self.frames else None
-        arrow = ARROW_RE.match(line)
-        if arrow and (last is None or last.ipython and last.code) and "-" in line.split(">", 1)[0]:
-            # IPython's arrow under no frame line (a paste that kept only the code), or a second arrow: the
-            # frame of its own that IPython left out ("...")
-            self.frames.append(Frame("", int(arrow.group("line")), code=arrow.group("code").strip(), ipython=True))
-            return True
-        if arrow and last is not None and last.ipython:
-            last.line = last.line or int(arrow.group("line"))
-            last.code = arrow.group("code").strip()
-            return True
-        if last is not None and last.ipython and (CONTEXT_LINE_RE.match(line) or stripped == "..."):
-            return True
-        if line.startswith("    ") and last is not None and not last.code:
-            last.code = stripped
-            return True
-        return not stripped or set(stripped) <= set("^~ ")
-
     def _open_message(self, number: int, seen: Line, ranks: list[int], was_open: bool) -> None:
         header, opener = seen.header, seen.opener
         first = seen.stripped if header else opener.group("message").strip()
+        if opener is not None and opener.groupdict().get("type"):
+            first = f"{opener.group('type')}: {first}"  # a logger's "<class 'X'> at f.py:N - text"
         warning = _is_warning(header.group("type") if header else first.split(":", 1)[0])
         frames = self.frames if self.in_traceback else []
         for frame in frames:
@@ -305,6 +264,7 @@ class _Stream:
                 frame.code = self.repl_statement
         if not frames and not was_open and header and CALL_LINE_RE.match(self.previous):
             frames = [Frame("", 0, code=self.previous.strip())]  # no file known, only the statement
+        self.source_line_next = opener is not None and opener.re is WARNING_OPENER
         if opener is not None and opener.groupdict().get("path"):
             frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
         node = "" if self.titled and number > 3 else self.node  # a title names the error just below it
@@ -313,14 +273,21 @@ class _Stream:
         # std::terminate's what() repeats a failure (a CUDA error thrown again while the process unwinds after
         # Python's report of it): folded with a report of the same rule next to it, like a marker line
         logged = opener is not None and opener.re in LOGGED_OPENERS
-        self.current = FoundError("", frames, number, ranks, warning=warning, node=node, before=list(self.recent),
-                                  logged_line=logged, logged_by=opener.re.pattern if logged else "")
+        values = next((frame.values for frame in reversed(frames) if frame.values), None) or self.values
+        cause = self.chained_from
+        before = list(self.recent) or (cause.before if cause is not None else [])  # one failure: the cause's lines
+        self.current = FoundError("", frames, number, ranks, warning=warning, node=node, before=before,
+                                  logged_line=logged, logged_by=opener.re.pattern if logged else "",
+                                  logged_at=self.logged_at, values=list(values),
+                                  direct_cause=cause.text.split("\n", 1)[0][:MAX_CAUSE_CHARS] if cause else "")
+        self.values, self.chained_from = [], None
         self.node, self.titled = "", False
         self.lines = [first]
         self.vscode = opener is not None and opener.re is VSCODE_OPENER
         self.forward_trace = bool(FORWARD_TRACE_RE.search(first))
         if self.forward_trace:
             self.current.frames = []  # where the warning was issued (torch's autograd) says nothing
+            self.source_line_next = False
         if first.endswith("Traceback (most recent call last):"):
             self.embedded_depth = 1  # torch 0.4's worker re-raise: "IndexError: Traceback (most ...", frames, error
         self.in_traceback, self.frames = False, []
@@ -344,19 +311,20 @@ class _Stream:
             if cut is not None:
                 yield cut
             self.in_traceback, self.frames = False, []
+        if self.values and line.strip():
+            self.values = []  # values printed under code the paste left out belong to the error right below them
+        if "direct cause" in line and CHAIN_RE.match(line):
+            self.chained_from = self.last_done
+        elif self.chained_from is not None and line.strip():
+            self.chained_from = None  # other output between the two: no longer one chain
+        if ".py:" in line and (crash := PYTEST_CRASH_RE.match(line)) is not None:
+            # pytest's crash line with no error above it (a paste cut there): the place, kept as a frame
+            self.in_traceback, self.frames = True, [Frame(crash.group("path"), int(crash.group("line")))]
         for inline in INLINE_CODE_RE.finditer(line):
             if exception_header(inline.group(1)):
                 yield FoundError(inline.group(1).strip(), [], number, ranks)
         if '"message"' in line and (text := json_error(line)):
             yield FoundError(text, [], number, ranks, before=list(self.recent))
-
-    def _wrapped(self, line: str, after_frame: bool) -> bool:
-        """An unindented line inside a traceback that is the rest of the line before it, cut at the terminal's
-        width (after_frame: that line was a frame)."""
-        previous = self.previous
-        if not line or len(previous) < WRAP_WIDTH or ARROW_RE.match(line):
-            return False
-        return after_frame or previous.lstrip().startswith("File \"") or len(line) < WRAP_WIDTH
 
 
 def _introduces_inner(lines: list[str]) -> bool:
@@ -376,6 +344,9 @@ class Scanner:
     def __init__(self) -> None:
         self.streams: dict[int | None, _Stream] = {}
         self.last_line: dict[int | None, int] = {}
+        # the frames of a traceback the input ended in, with no error line under them (a paste that put the error
+        # first, or cut it): read by the short-paste reading, which gives them to the error the paste holds
+        self.dangling: list[Frame] = []
 
     def idle(self) -> bool:
         return all(s.current is None and not s.in_traceback for s in self.streams.values())
@@ -402,11 +373,12 @@ class Scanner:
         return stream
 
     def feed(self, number: int, raw: str) -> Iterator[FoundError]:
-        line, rank, new_record = clean_line_record(raw)
+        line, rank, new_record, source = clean_line_record(raw)
         stream = self._stream(rank)
         if stream is None:
             return
         self.last_line[rank] = number
+        stream.logged_at = source
         yield from stream.feed(number, line, rank, new_record)
         if number % STALE_LINES == 0:
             yield from self.expire(number)
@@ -414,19 +386,25 @@ class Scanner:
     def remember(self, tail: list[str]) -> None:
         """The last lines of a block skipped unread (no error was open): kept as the lines before the next one."""
         for raw in tail:
-            line, rank, _ = clean_line_record(raw)
+            line, rank, _, _ = clean_line_record(raw)
             stream = self._stream(rank)
             if stream is None:
+                continue
+            if "└" in line and (note := ANNOTATION_RE.match(line)) is not None:
+                stream.annotate(len(note.group("lead")), note.group("value"))  # loguru's values, with no frame line
                 continue
             stream.previous = line
             if line.strip():
                 stream.recent.append(line.strip())
+                stream.values = []
 
     def finish(self) -> Iterator[FoundError]:
         for rank, stream in self.streams.items():
             cut = stream.cut_traceback(self.last_line.get(rank, 0), rank)
             if cut is not None:
                 yield cut
+            elif stream.in_traceback and stream.frames and stream.current is None:
+                self.dangling = stream.frames
             done = stream.finish()
             if done is not None:
                 yield done

@@ -105,17 +105,7 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
     rank = _rank_line(diagnosis.facts.get("process"))
     if rank:
         rows.append(_Row([("  ", None)], [(rank, "dim")]))
-    for key, label in FRAME_FACTS:
-        frame = diagnosis.facts.get(key)
-        if isinstance(frame, dict):
-            code = f"   {frame.get('code')}" if frame.get("code") else ""
-            if not frame.get("file"):  # only the statement was pasted above the error: no file, no line
-                rows.append(_Row([("  ", None)], [("raised at", "dim"), (_safe(code), None)]))
-                continue
-            where = escape_controls(f"{frame.get('file')}:{frame.get('line')}")
-            if frame.get("function"):
-                where += escape_controls(f" in {frame['function']}")
-            rows.append(_Row([("  ", None)], [(label, "dim"), (where, "cyan"), (_safe(code), None)]))
+    rows += _frame_rows(diagnosis.facts)
     rows += _printed_with_rows(diagnosis.facts.get("printed_with"))
     if diagnosis.culprits:
         rows.append(_Row([("  ", None)], [("culprits:", "bold")]))
@@ -131,6 +121,29 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
         url = escape_controls(diagnosis.runbook)
         rows.append(_Row([("  ", None)], [("runbook: ", "dim"), (url, "underline")], wrap=False,
                          link=url if url == diagnosis.runbook else None))
+    return rows
+
+
+def _frame_rows(facts: dict[str, Any]) -> list[_Row]:
+    """The frames that place the error beyond its location (FRAME_FACTS), then the other places a warning of the same
+    rule was issued at (facts.also_at)."""
+    rows = []
+    for key, label in FRAME_FACTS:
+        frame = facts.get(key)
+        if isinstance(frame, dict):
+            code = f"   {frame.get('code')}" if frame.get("code") else ""
+            if not frame.get("file"):  # only the statement was pasted above the error: no file, no line
+                rows.append(_Row([("  ", None)], [("raised at", "dim"), (_safe(code), None)]))
+                continue
+            where = escape_controls(f"{frame.get('file')}:{frame.get('line')}")
+            if frame.get("function"):
+                where += escape_controls(f" in {frame['function']}")
+            rows.append(_Row([("  ", None)], [(label, "dim"), (where, "cyan"), (_safe(code), None)]))
+    for place in facts.get("also_at") or ():
+        if isinstance(place, dict) and place.get("file"):
+            code = f"   {place.get('code')}" if place.get("code") else ""
+            where = escape_controls(f"{place['file']}:{place.get('line')}")
+            rows.append(_Row([("  ", None)], [("also at ", "dim"), (where, "cyan"), (_safe(code), None)]))
     return rows
 
 

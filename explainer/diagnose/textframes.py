@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from explainer._diagnosis import Location
 
-FRAME_RE = re.compile(r'^\s*`?\s*File ["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+# ("文件" where a paste's "File" went through a translator)
+FRAME_RE = re.compile(r'^\s*`?\s*(?:File |文件)["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 # A frame line whose beginning was cut off in the paste: 'tph-yolov5/utils/loss.py", line 243, in build_targets'.
 CUT_FRAME_RE = re.compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 # Lines wrapped by the terminal or the forum at a fixed width: a line at least this long may go on below.
@@ -24,7 +25,7 @@ IPYTHON_FRAME_RES = [
     # JupyterLab's copy keeps the file as a markdown link: "File [~/x.py:64](http://host/lab/tree/x.py#line=63), in f"
     re.compile(r'^\s*File \[(?P<file>[^\]\s]+?\.py):(?P<line>\d+)\]\([^)\s]*\)(?:, in (?P<func>.+))?\s*$'),
     re.compile(r'^(?P<file>[^\s"]+\.py) in (?P<func>[\w<>.]+)\(.*$'),
-    re.compile(r'^(?P<file><ipython-input-[\w-]+>) in (?P<func>[\w<>.]+)(?:\(.*)?$'),
+    re.compile(r'^(?P<file><ipython-input-[\w-]+>) in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
     # A notebook cell: "Cell In[3], line 1" (IPython 8.4 and later, ", in f(x)" for a function defined there),
     # "Input In [99], in f(self, x)" (IPython 8.0-8.3; the line comes from the arrow).
     re.compile(r'^\s*(?P<file>Cell In\s*\[\d+\]), line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
@@ -41,6 +42,32 @@ class Frame:
     func: str = ""
     code: str = ""
     ipython: bool = False  # numbered context lines follow, and an arrow marks the failing one
+    code_at: int = 0  # the column the code line began at, as pasted (its annotations point at columns of it)
+    values: list[tuple[str, str]] = field(default_factory=list)  # (name, value) loguru printed under the code
+
+
+# loguru's and better_exceptions' annotation of a frame's code: a line per name, "└ value" under the name's
+# first character, "│" under those of the names to its right
+#     return self._conv_forward(input, self.weight)
+#            │    │             │      └ Conv2d(12, 24, kernel_size=(3, 3), ...)
+#            │    │             └ tensor([[[[ 86.,  84., ...
+ANNOTATION_RE = re.compile(r"^(?P<lead>[ │]*)└ (?P<value>\S.*?)\s*$")
+DOTTED_NAME_RE = re.compile(r"(?:[A-Za-z_]\w*\s*\.\s*)*[A-Za-z_]\w*$")
+IDENTIFIER_RE = re.compile(r"[A-Za-z_]\w*")
+MAX_VALUE_CHARS = 300
+
+
+def annotated_name(frame: Frame | None, column: int) -> str:
+    """The name an annotation at column points at in the frame's code: the dotted name ending with the identifier
+    that starts there (`self._conv_forward`), or "" where the code line is not known."""
+    if frame is None or not frame.code:
+        return ""
+    at = column - frame.code_at
+    word = IDENTIFIER_RE.match(frame.code, at) if 0 <= at < len(frame.code) else None
+    if word is None:
+        return ""
+    name = DOTTED_NAME_RE.search(frame.code[:word.end()])
+    return re.sub(r"\s+", "", name.group()) if name is not None else word.group()
 
 
 def printed_frames(frames: list[tuple[str, int, str]]) -> str:
@@ -74,14 +101,38 @@ PASS_ON_FUNCS = frozenset({"_wrapped_call_impl", "_call_impl", "__call__", "wrap
                            "<module>"})
 
 
-def torch_entry(frames: list[Frame]) -> Frame | None:
-    """In a traceback that shows only torch's frames (the caller's cut from the paste): the outermost one, past
-    those that only pass the call on, where it is not also the innermost: the torch function the caller
-    entered (`load_state_dict_from_url`, when `_legacy_load` raised)."""
-    if any(looks_like_user_path(f.file) or looks_like_library_path(f.file) for f in frames if f.file):
+def package_entry(frames: list[Frame]) -> Frame | None:
+    """In a traceback that shows none of the user's frames (cut from the paste): the function the caller entered
+    in the package that raised, where it is not the raising frame itself. In torch, the outermost of torch's
+    frames past those that only pass the call on (`load_state_dict_from_url`, when `_legacy_load` raised), where
+    the paste shows torch's frames alone; in another library that raised by itself, the outermost frame of its run
+    of frames down to the raise (torch_scatter's `scatter_max`, when its helper `maybe_dim_size` raised)."""
+    if not frames or any(looks_like_user_path(f.file) for f in frames if f.file):
         return None
-    own = [f for f in frames if f.file and _is_torch_path(f.file.replace("\\", "/"))]
+    package = _package(frames[-1].file)
+    if package in ("torch", ""):  # torch raised (or the standard library, under torch's frames)
+        if any(looks_like_library_path(f.file) for f in frames if f.file):
+            return None
+        own = [f for f in frames if f.file and _is_torch_path(f.file.replace("\\", "/"))]
+    else:
+        own = []
+        for frame in reversed(frames):
+            if _package(frame.file) != package:
+                break
+            own.insert(0, frame)
     return next((f for f in own[:-1] if f.func not in PASS_ON_FUNCS and f is not frames[-1]), None)
+
+
+PACKAGE_RE = re.compile(r"/(?:site|dist)-packages/(?:[^/]+\.egg/)?(?P<package>[^/]+)/")
+
+
+def _package(path: str) -> str:
+    """The installed package a frame's file belongs to ("torch", "torch_scatter"), or ""."""
+    lowered = path.replace("\\", "/")
+    if _is_torch_path(lowered):
+        return "torch"
+    found = PACKAGE_RE.search(lowered)
+    return found.group("package") if found is not None else ""
 
 
 def looks_like_user_path(path: str) -> bool:
@@ -149,6 +200,22 @@ def unglued(line: str) -> list[str] | None:
     if after:
         lines += (unglued(after) or [after]) if error is None else [after]
     return lines
+
+
+def in_call_order(frames: list[Frame]) -> list[Frame]:
+    """The frames outermost first, as Python prints them: a paste that lists them innermost first (the frame lines
+    put in the other order) is turned around. The evidence: a frame's code calls the function of the frame
+    printed after it (Python's order) or of the frame printed before it (the other)."""
+    if len(frames) < 2:
+        return frames
+    forward = sum(_calls(outer.code, inner.func) for outer, inner in zip(frames, frames[1:]))
+    backward = sum(_calls(inner.code, outer.func) for outer, inner in zip(frames, frames[1:]))
+    return frames[::-1] if backward > forward else frames
+
+
+def _calls(code: str, func: str) -> bool:
+    name = func.rsplit(".", 1)[-1]
+    return name.isidentifier() and name in code and re.search(rf"(?<!\w){name}\s*\(", code) is not None
 
 
 def frames_below(lines: list[str]) -> tuple[list[str], list[Frame]]:

@@ -254,14 +254,14 @@ def test_inductor_cache_rename_race_names_the_cache_and_path():
         "FileNotFoundError: [Errno 2] No such file or directory: "
         "'/tmp/torchinductor_dberard/hb/chbtiqye637eosh5eyoh7t3ve4mviybimx2m2uudsrm6bt22x3nd.py.1571306751' -> "
         "'/tmp/torchinductor_dberard/hb/chbtiqye637eosh5eyoh7t3ve4mviybimx2m2uudsrm6bt22x3nd.py'")
-    assert_names(diagnosis, "compile.inductor_cache_file", ["torchinductor_dberard", "FileNotFoundError [2]"])
+    assert_names(diagnosis, "compile.inductor_cache_file", ["torchinductor_dberard", "FileNotFoundError [Errno 2]"])
     assert any("TORCHINDUCTOR_CACHE_DIR" in fix for fix in diagnosis.fixes), diagnosis.fixes
 
 
 def test_windows_access_denied_in_the_inductor_cache_beats_the_generic_backend_rule():
     diagnosis = explain_paste("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised: PermissionError: "
                               "[WinError 5] Access is denied: 'C:\\Users\\x\\AppData\\Local\\Temp\\torchinductor_x\\triton'")
-    assert_names(diagnosis, "compile.inductor_cache_file", ["PermissionError [5]", "not writable"])
+    assert_names(diagnosis, "compile.inductor_cache_file", ["PermissionError [WinError 5]", "not writable"])
 
 
 def test_a_missing_data_file_is_not_the_inductor_cache():

@@ -328,3 +328,39 @@ def nonfloat_grad_tensor(ctx: ProbeContext) -> Evidence | None:
                               f"or `nn.Parameter({name}, requires_grad=False)`, or train it as `{name}.float()`")}
         return Evidence(facts, [describe_tensor(name, holding.tensor, role=holding.kind, odd_one_out=True)])
     return None
+
+
+def _expected_types(item: str) -> tuple[set[str], str]:
+    """The types an entry of a legacy signature accepts, and its name: 'torch.LongTensor target' ->
+    ({'torch.LongTensor'}, 'target'); '[torch.FloatTensor weights or None]' -> ({'torch.FloatTensor', 'NoneType'},
+    'weights')."""
+    optional = item.startswith("[") and item.endswith("]")
+    words = item.strip("[]").split()
+    if optional and words[-2:] == ["or", "None"]:
+        words = words[:-2]
+    types = {words[0]} if words else set()
+    return (types | {"NoneType"} if optional else types), " ".join(words[1:])
+
+
+@probe("legacy_argument_mismatch", provides=("bad_argument", "bad_got", "bad_expected", "bad_item", "bad_count",
+                                             "bad_list"), live=False)
+def legacy_argument_mismatch(ctx: ProbeContext) -> Evidence | None:
+    """The arguments of a legacy one-signature call ("X received an invalid combination of arguments - got (...),
+    but expected (...)") whose type differs from the signature's, position by position; torch 0.2+ marks them
+    `!type!` in the got list, and the marks are trusted where present."""
+    got = [g.strip() for g in str(ctx.facts.get("got_args", "")).split(",") if g.strip()]
+    wanted = [w.strip() for w in str(ctx.facts.get("expected_args", "")).split(",") if w.strip()]
+    if not got or not wanted:
+        return None
+    marked = any(g.startswith("!") and g.endswith("!") for g in got)
+    bad = []
+    for given, item in zip(got, wanted):
+        types, name = _expected_types(item)
+        plain = given.strip("!")
+        if (given.startswith("!") and given.endswith("!")) if marked else plain not in types:
+            bad.append((name or item, plain, "/".join(sorted(types - {"NoneType"})) or item, item.strip("[]")))
+    if not bad:
+        return None
+    name, given, expected, item = bad[0]
+    return Evidence({"bad_argument": name, "bad_got": given, "bad_expected": expected, "bad_item": item,
+                     "bad_count": len(bad), "bad_list": "; ".join(f"{n}: {g} (expects {e})" for n, g, e, _ in bad)})

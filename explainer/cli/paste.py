@@ -1,0 +1,93 @@
+"""A short input read as one pasted message: its lines lend values to the error found in it, a traceback it ends
+with (no error line under it) belongs to that error, and a paste in which no error line stands where a log would
+put it is read whole."""
+
+from __future__ import annotations
+
+import textwrap
+
+from explainer._diagnosis import Diagnosis
+from explainer.diagnose.explain import explain_text, rerender
+from explainer.diagnose.logblocks import scan_blocks
+from explainer.diagnose.logpatterns import comfyui_node
+from explainer.diagnose.logscan import FoundError, Scanner, scan
+from explainer.diagnose.textframes import Frame, frames_location, looks_like_user_path
+from explainer.rules.base import context_facts, default_rulebase
+
+from .explain import explain_found, note_raising_frame
+
+
+def explain_paste(head: str) -> list[Diagnosis]:
+    """Every error in a short paste, explained as one message."""
+    scanner = Scanner()
+    found = list(scan_blocks([head], scanner))
+    _give_dangling_frames(found, scanner.dangling)
+    diagnoses = explain_found(found)
+    text = head.strip().strip("`").strip()
+    # Read whole where no record was found, or where the paste is one line (a frame, its code and the error run
+    # together: the records found in it are that line).
+    whole = not diagnoses or "\n" not in text
+    if not diagnoses and (dedented := textwrap.dedent(head)) != head:
+        diagnoses = explain_found(scan(dedented.splitlines()))  # indented as a whole (a markdown code block)
+    if any(d.rule for d in diagnoses):
+        _lend_paste_facts(diagnoses, text)
+        return diagnoses
+    if text and whole:
+        diagnosis = explain_text(text, before=text)  # its context patterns read the whole paste
+        if diagnosis.rule is not None or diagnosis.runbook:  # a rule, or a foreign rule's page
+            diagnosis = _placed(diagnosis, head, text, scanner.dangling)
+            if node := comfyui_node(text):
+                diagnosis.facts["comfyui_node"] = node
+            return [diagnosis]
+    return diagnoses
+
+
+def _give_dangling_frames(found: list[FoundError], dangling: list[Frame]) -> None:
+    """A traceback the paste ends with, no error line under it, is the traceback of the error printed before it
+    (pasted first, or another process's copy printed first) where that error shows none of the user's code: its
+    frames are the outer ones."""
+    if not dangling or not found:
+        return
+    last = found[-1]
+    if not any(looks_like_user_path(frame.file) for frame in last.frames):
+        last.frames = [*dangling, *last.frames]
+
+
+def _placed(diagnosis: Diagnosis, head: str, text: str, dangling: list[Frame]) -> Diagnosis:
+    """A paste explained whole (no line of it read as its error line: " RuntimeError: ..." indented by a space, an
+    error line cut off): where it happened, from the paste read again with every line's indentation taken off (the
+    statement above an error line), or else from the frames it ends with."""
+    if diagnosis.rule is None:
+        return diagnosis
+    relaxed = explain_found(scan(line.lstrip() for line in head.splitlines()))
+    same = next((d for d in relaxed if d.rule), None)
+    if same is not None and same.rule == diagnosis.rule and (same.location or "raised_in" in same.facts):
+        _lend_paste_facts([same], text)
+        return same
+    if dangling:
+        diagnosis.location = frames_location(dangling)
+        note_raising_frame(diagnosis, FoundError(text, dangling))
+    return diagnosis
+
+
+def _lend_paste_facts(diagnoses: list[Diagnosis], text: str) -> None:
+    """A short paste is one report: values its other lines hold for the rule that explains its first error (the
+    launch configuration above an elastic error, pip's line naming the wheel under a build error) fill that
+    diagnosis's gaps, where the paste read whole gives the same values for what both know (the same error); and
+    the rule's context patterns read every line of it, those after the error too."""
+    first = next((d for d in diagnoses if d.rule), None)
+    if first is None:
+        return
+    rules = default_rulebase()
+    added = {}
+    found = rules.match(text)
+    if found is not None and found.rule.id == first.rule:
+        shared = [k for k, v in found.groups.items() if k in first.facts and v is not None]
+        if shared and all(found.groups[k] == first.facts[k] for k in shared):
+            added = {k: v for k, v in found.groups.items() if k not in first.facts and v is not None}
+    rule = rules.by_id.get(first.rule)
+    if rule is not None:
+        added.update({k: v for k, v in context_facts(rule, text).items() if k not in first.facts and k not in added})
+    if added:
+        first.facts.update(added)
+        rerender(first)

@@ -1,0 +1,106 @@
+"""Reading the lines of a traceback into frames: a frame line, its code, the rest of a line the terminal cut, IPython's
+context lines and arrows, the forward call's frames anomaly mode prints, loguru's values under a frame's code. The
+scanner of a stream (logscan.py) is a TracebackReader."""
+
+from __future__ import annotations
+
+from .loglines import FoundError, Line
+from .textframes import (ARROW_RE, CONTEXT_LINE_RE, MAX_VALUE_CHARS, WRAP_WIDTH, Frame, annotated_name,
+                         frame_match)
+
+MAX_VALUES = 12  # of one frame's code, as loguru printed them
+
+
+class TracebackReader:
+    """The frames of the traceback being read (in_traceback, frames), the line before (previous), the record open
+    (current), loguru's values printed with no frame line above them (values)."""
+
+    frames: list[Frame]
+    in_traceback: bool
+    current: FoundError | None
+    previous: str
+    values: list[tuple[str, str]]
+
+    def annotate(self, column: int, value: str) -> None:
+        """A value loguru printed under the code of the frame above, or under code the paste left out."""
+        frame = self.frames[-1] if self.in_traceback and self.frames else None
+        values = frame.values if frame is not None else self.values
+        if len(values) < MAX_VALUES:
+            values.insert(0, (annotated_name(frame, column), value[:MAX_VALUE_CHARS]))  # printed rightmost first
+
+    def _forward_frame(self, seen: Line) -> bool:
+        """A frame of the forward call anomaly mode printed, or its code: the record's frames, not its text."""
+        frames = self.current.frames
+        frame = frame_match(seen.line)
+        if frame is not None:
+            frames.append(frame)
+            return True
+        if frames and seen.line.startswith("  ") and seen.stripped:
+            if set(seen.stripped) <= set("^~ "):
+                return True
+            if not frames[-1].code:
+                frames[-1].code = seen.stripped
+                return True
+        return False
+
+    def _traceback_detail(self, seen: Line, frame: Frame | None) -> bool:
+        """Whether the line was a part of a traceback (a frame, its code, a wrapped piece, IPython context)."""
+        if self.in_traceback and seen.header is None and frame is None and self.frames \
+                and not seen.line[:1].isspace() and self._unindented_frame_part(seen):
+            return True
+        if frame is not None and not self.in_traceback:
+            self.in_traceback, self.frames = True, []  # a traceback pasted without its first lines
+        if self.in_traceback and seen.header is None:
+            return self._traceback_line(seen, frame)
+        return False
+
+    def _unindented_frame_part(self, seen: Line) -> bool:
+        """The rest of a frame line cut at the terminal's width, or a frame's code pasted without its indent."""
+        line, stripped = seen.line, seen.stripped
+        after_frame = frame_match(self.previous) is not None
+        wrapped = self._wrapped(line, after_frame)
+        # "ackward": the rest of a cut name; ", in backward": the function of a frame line cut before it
+        fragment = not any(c.isspace() for c in stripped) or stripped.startswith(", in ")
+        if wrapped and (fragment or not after_frame):
+            joined = frame_match(self.previous + line)
+            if joined is not None:
+                if after_frame:
+                    joined.code = self.frames.pop().code
+                self.frames.append(joined)
+                return True
+        last = self.frames[-1]
+        if after_frame and not last.code and not last.ipython and stripped and not ARROW_RE.match(line):
+            last.code = stripped
+            return True
+        return wrapped
+
+    def _traceback_line(self, seen: Line, frame: Frame | None) -> bool:
+        if frame is not None:
+            self.frames.append(frame)
+            return True
+        line, stripped = seen.line, seen.stripped
+        last = self.frames[-1] if self.frames else None
+        arrow = ARROW_RE.match(line)
+        if arrow and (last is None or last.ipython and last.code) and "-" in line.split(">", 1)[0]:
+            # IPython's arrow under no frame line (a paste that kept only the code), or a second arrow: the
+            # frame of its own that IPython left out ("...")
+            self.frames.append(Frame("", int(arrow.group("line")), code=arrow.group("code").strip(), ipython=True))
+            return True
+        if arrow and last is not None and last.ipython:
+            last.line = last.line or int(arrow.group("line"))
+            last.code = arrow.group("code").strip()
+            return True
+        if last is not None and last.ipython and (CONTEXT_LINE_RE.match(line) or stripped == "..."):
+            return True
+        if line.startswith("    ") and last is not None and not last.code:
+            last.code, last.code_at = stripped, len(line) - len(line.lstrip())
+            return True
+        return not stripped or set(stripped) <= set("^~ ")
+
+    def _wrapped(self, line: str, after_frame: bool) -> bool:
+        """An unindented line inside a traceback that is the rest of the line before it, cut at the terminal's
+        width (after_frame: that line was a frame)."""
+        previous = self.previous
+        if not line or len(previous) < WRAP_WIDTH or ARROW_RE.match(line):
+            return False
+        return after_frame or previous.lstrip().startswith("File \"") or len(line) < WRAP_WIDTH
