@@ -131,20 +131,24 @@ def _frame_rows(facts: dict[str, Any]) -> list[_Row]:
     for key, label in FRAME_FACTS:
         frame = facts.get(key)
         if isinstance(frame, dict):
-            code = f"   {frame.get('code')}" if frame.get("code") else ""
             if not frame.get("file"):  # only the statement was pasted above the error: no file, no line
+                code = f"   {frame.get('code')}" if frame.get("code") else ""
                 rows.append(_Row([("  ", None)], [("raised at", "dim"), (_safe(code), None)]))
                 continue
-            where = escape_controls(f"{frame.get('file')}:{frame.get('line')}")
-            if frame.get("function"):
-                where += escape_controls(f" in {frame['function']}")
-            rows.append(_Row([("  ", None)], [(label, "dim"), (where, "cyan"), (_safe(code), None)]))
+            rows.append(_place_row("  ", label, frame, function=True))
     for place in facts.get("also_at") or ():
         if isinstance(place, dict) and place.get("file"):
-            code = f"   {place.get('code')}" if place.get("code") else ""
-            where = escape_controls(f"{place['file']}:{place.get('line')}")
-            rows.append(_Row([("  ", None)], [("also at ", "dim"), (where, "cyan"), (_safe(code), None)]))
+            rows.append(_place_row("  ", "also at ", place))
     return rows
+
+
+def _place_row(indent: str, label: str, place: dict, function: bool = False) -> _Row:
+    """'label file:line[ in function]   code': one place in the user's or a library's code."""
+    where = escape_controls(f"{place.get('file')}:{place.get('line')}")
+    if function and place.get("function"):
+        where += escape_controls(f" in {place['function']}")
+    code = f"   {place.get('code')}" if place.get("code") else ""
+    return _Row([(indent, None)], [(label, "dim"), (where, "cyan"), (_safe(code), None)])
 
 
 def _printed_with_rows(parts: Any) -> list[_Row]:
@@ -155,9 +159,7 @@ def _printed_with_rows(parts: Any) -> list[_Row]:
                                           (_safe(str(part.get("summary", ""))), None)]))
         where = part.get("location")
         if isinstance(where, dict) and where.get("file"):
-            place = escape_controls(f"{where['file']}:{where.get('line')}")
-            code = f"   {where['code']}" if where.get("code") else ""
-            rows.append(_Row([("    ", None)], [("at ", "dim"), (place, "cyan"), (_safe(code), None)]))
+            rows.append(_place_row("    ", "at ", where))
     return rows
 
 
