@@ -128,8 +128,10 @@ def run_test(args: argparse.Namespace) -> int:
     from explainer.rules.check import Finding, load_scope
     from explainer.rules.check import run_test as test
 
+    from explainer.diagnose.explain import explain_text
+
     scope = load_scope(args.paths)
-    findings = test(scope)
+    findings = test(scope, explain_text)
     if scope.problems:
         findings.append(Finding("explainer rules test", None, None,
                                 f"{len(scope.problems)} problem(s) keep rules from loading, so they were not tested",

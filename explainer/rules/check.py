@@ -9,7 +9,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Callable, Iterable
 
 import yaml
 
@@ -259,15 +259,19 @@ def run_check(scope: Scope) -> list[Finding]:
     return sorted(scope.problems + scope.runbook, key=lambda f: (f.file, f.line or 0))
 
 
-def run_test(scope: Scope) -> list[Finding]:
-    """Examples claimed by their own rule, counter-examples not matched by it, no ambiguity."""
+def run_test(scope: Scope, explain: Callable[..., Any] | None = None) -> list[Finding]:
+    """Examples claimed by their own rule, counter-examples not matched by it, no ambiguity; with explain
+    (explain_text of the diagnose layer), every example's summary rendered from its own message."""
     findings: list[Finding] = []
     rulebase = scope.rulebase
     for rule in scope.subjects:
         if rule.kind == "signal":
             continue
         for number, example in enumerate(rule.examples, 1):
-            findings.extend(_test_example(rulebase, rule, number, example))
+            failed = _test_example(rulebase, rule, number, example)
+            if not failed and explain is not None:
+                failed = title_only(rule, number, example, explain(example.message, rulebase=rulebase))
+            findings.extend(failed)
         for number, example in enumerate(rule.counter_examples, 1):
             timeouts: set[str] = set()
             if match_rule(rule, example.message, timeouts) is not None:
@@ -299,6 +303,19 @@ def _test_example(rulebase: RuleBase, rule: Rule, number: int, example: Example)
                     f"example {number} is claimed first by {other.id} ({other.file}:{other.line})",
                     hint=f"make one of the two patterns more precise, or set this rule's priority above "
                          f"{other.priority} (rules are tried by priority, higher first)")]
+
+
+def title_only(rule: Rule, number: int, example: Example, diagnosis: Any) -> list[Finding]:
+    """A finding when no summary template rendered for an example, so its diagnosis says only the title."""
+    if diagnosis.rule != rule.id or not rule.summary or diagnosis.summary != rule.title:
+        return []
+    if any(template.strip() == rule.title for template in rule.summary):
+        return []
+    return [Finding(rule.file, example.line, rule.id,
+                    f"example {number}: no summary template renders for it, so its diagnosis says only the title",
+                    hint="a template renders only when every fact it names is known: end the summary list with "
+                         "one that names only groups this example's pattern captures, or guard the others "
+                         "with {% if name %}")]
 
 
 def _timeout(rule: Rule, example: Example, what: str) -> Finding:

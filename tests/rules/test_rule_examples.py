@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from explainer._inspect import walk_traceback
-from explainer.diagnose.explain import _match_with_raising_frames, exception_text
+from explainer.diagnose.explain import _match_with_raising_frames, exception_text, explain_text
 from explainer.rules.base import default_rulebase, match_rule
+from explainer.rules.check import title_only
 
 from conftest import ROOT, raise_fixture
 
@@ -33,6 +34,14 @@ def test_examples_are_claimed_by_their_own_rule(rule):
         assert claimed.rule.id == rule.id, (
             f"example {number} of {rule.id} ({_where(rule, example)}) was claimed first by {claimed.rule.id} "
             f"({claimed.rule.file})")
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.kind == "error"], ids=lambda r: r.id)
+def test_every_example_renders_a_summary_beyond_the_title(rule):
+    # A template that needs a fact the message lacks is skipped; when all are, only the title is left.
+    for number, example in enumerate(rule.examples, start=1):
+        findings = title_only(rule, number, example, explain_text(example.message, rulebase=RULEBASE))
+        assert not findings, f"{_where(rule, example)}: {findings[0].message}"
 
 
 @pytest.mark.parametrize("rule", [r for r in RULES if r.counter_examples], ids=lambda r: r.id)

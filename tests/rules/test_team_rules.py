@@ -219,6 +219,19 @@ def test_rules_test_reports_failing_examples_matched_counter_examples_and_ambigu
     assert "explainer rules test: 4 rules, 3 problems" in out
 
 
+def test_rules_test_reports_an_example_whose_summary_is_only_the_title(tmp_path, capsys):
+    # The template names an optional group this example leaves out: it cannot render, so only the title shows.
+    pack = write_pack(tmp_path / "pack", "acme", {
+        "size.md": rule_md("acme.size", "SError: (?:size (?P<size>\\d+))?", "SError: ").replace(
+            '"Matched acme.size."', '"Size {{ size }}."'),
+    })
+    status, out = rules_cli(capsys, "test", pack)
+    assert status == 1
+    assert (f"{pack / 'size.md'}:11: rule acme.size: example 1: no summary template renders for it, so its "
+            "diagnosis says only the title") in out
+    assert "explainer rules check" not in out and "explainer rules test: 1 rule, 1 problem" in out
+
+
 def test_the_example_pack_passes_check_and_test(capsys):
     for action in ("check", "test"):
         status, out = rules_cli(capsys, action, TEAM_PACK)
