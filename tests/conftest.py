@@ -150,3 +150,37 @@ def assert_names(diagnosis, rule: str, values, text: str | None = None) -> None:
     text = diagnosis.summary if text is None else text
     missing = [value for value in values if value not in text]
     assert not missing, (missing, text)
+
+
+def corpus_message(where: str) -> str:
+    """A message of the opened corpus, verbatim: 'r14_a.yaml#7' is the 7th entry of fixtures/real/r14_a.yaml.
+    A held-out round is refused: tests are written from opened rounds only."""
+    name, index = where.split("#")
+    coverage = benchmark_module("coverage")
+    assert name not in coverage.held_out_files(), f"{name} is held out"
+    return _corpus_file(name)[int(index) - 1]["message"]
+
+
+def _corpus_file(name: str, _read: dict = {}) -> list[dict]:
+    if name not in _read:
+        import yaml
+
+        _read[name] = yaml.safe_load((ROOT / "fixtures" / "real" / name).read_text(encoding="utf-8"))
+    return _read[name]
+
+
+def ruled_diagnoses(where: str) -> list:
+    """The diagnoses with a rule that `explainer explain` gives for a pasted corpus message (at least one)."""
+    import io
+
+    from explainer.cli.explain import explain_stream
+
+    found = [d for d in explain_stream(io.StringIO(corpus_message(where))) if d.rule]
+    assert found, f"no rule claimed {where}"
+    return found
+
+
+def place(fact) -> tuple:
+    """A place fact (or Location) as (file name, line, function, code)."""
+    fact = fact if isinstance(fact, dict) else fact.to_dict()
+    return fact["file"].replace("\\", "/").rsplit("/", 1)[-1], fact["line"], fact["function"], fact["code"]

@@ -14,7 +14,8 @@ from explainer.diagnose.explain import explain_text, logged_source, rerender
 from explainer.diagnose.logblocks import scan_blocks
 from explainer.diagnose.logscan import FoundError, dedupe_key
 from explainer.diagnose.render import add_format_argument, first_line, render_json, render_text, use_colour
-from explainer.diagnose.textframes import looks_like_library_path, package_entry
+from explainer.diagnose.textframes import (PASS_ON_FUNCS, Frame, looks_like_library_path, looks_like_user_path,
+                                           package_entry, raising_frames)
 from explainer.rules.base import default_rulebase
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
@@ -69,7 +70,7 @@ def explain_input(name: str) -> list[Diagnosis]:
     blocks = skippable_blocks(name)
     if blocks is not None:
         try:
-            return explain_found(scan_blocks(blocks))
+            return explain_found(scan_blocks(blocks, lone_lines=True))
         except GrepFailed:
             pass  # read it again the plain way
     with open(name, encoding="utf-8", errors="replace") as handle:
@@ -85,7 +86,7 @@ def explain_stream(stream: TextIO) -> list[Diagnosis]:
 
         return explain_paste(head)
     blocks = itertools.chain([head], iter(lambda: stream.read(BLOCK_CHARS), ""))
-    return explain_found(scan_blocks(blocks))
+    return explain_found(scan_blocks(blocks, lone_lines=True))
 
 
 def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
@@ -105,6 +106,11 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
             seen[key].facts["occurrences"] = seen[key].facts.get("occurrences", 1) + 1
             if found.warning:
                 _also_at(seen[key], found)
+            elif seen[key].location is None and (where := found.location()) is not None:
+                # a copy that comes with frames (a worker's "Unexpected bus error" line, once per worker, then the
+                # traceback the paste ends with, no error line under it): where the error explained happened
+                seen[key].location = where
+                note_raising_frame(seen[key], found)
             continue
         if len(seen) >= MAX_DISTINCT:
             continue
@@ -161,7 +167,7 @@ def _also_at(diagnosis: Diagnosis, found: FoundError) -> None:
     """Another place a warning of the diagnosis's rule was issued: where the user's code (or the library's) met it,
     else where it was raised."""
     where = found.location()
-    frame = found.frames[-1] if found.frames else None
+    frame = raising_frames(found.frames)[-1] if found.frames else None
     place = where.to_dict() if where is not None else _frame_fact(frame) if frame is not None else None
     if place is None:
         return
@@ -310,11 +316,15 @@ def _link_launcher_reports(diagnoses: list[Diagnosis]) -> None:
         tags = _tags(diagnosis)
         if LAUNCHER_TAG not in tags or CONSEQUENCE_TAG not in tags:
             cause = diagnosis
-        elif cause is not None and "consequence_of" not in diagnosis.facts:
-            diagnosis.facts["consequence_of"] = {"rank": None, "rule": cause.rule,
-                                                 "input_line": cause.facts.get("input_line")}
-            if cause.rule is None:  # no rule explains the worker's error: at least say which it was
-                diagnosis.facts["consequence_of"]["error"] = first_line(cause.error)[:MAX_REPORT_CHARS]
+        elif cause is not None:
+            linked = diagnosis.facts.get("consequence_of")
+            if not isinstance(linked, dict):
+                diagnosis.facts["consequence_of"] = {"rank": None, "rule": cause.rule,
+                                                     "input_line": cause.facts.get("input_line")}
+                if cause.rule is None:  # no rule explains the worker's error: at least say which it was
+                    diagnosis.facts["consequence_of"]["error"] = first_line(cause.error)[:MAX_REPORT_CHARS]
+            else:  # the rank that failed first, by the ranks' prefixes: it gets the launcher's report
+                cause = next((d for d in diagnoses if d.facts.get("input_line") == linked.get("input_line")), cause)
             cause.facts.setdefault("launcher_report", first_line(diagnosis.error)[:MAX_REPORT_CHARS])
 
 
@@ -330,20 +340,35 @@ def _tags(diagnosis: Diagnosis) -> tuple[str, ...]:
 def note_raising_frame(diagnosis: Diagnosis, found) -> None:
     """A pasted traceback's innermost frame (often torch's: `return F.conv2d(...)`), when it is not the
     user's line already shown as the location: it names the operation that failed. Between the two, the
-    innermost frame of a library (transformers' `self.scaler.step(...)`): the call that led into torch; where
-    the paste shows torch's frames alone, the outermost of them (`load_state_dict_from_url`)."""
+    innermost frame of a library (transformers' `self.scaler.step(...)`): the call that led into torch; where the
+    paste shows torch's frames alone, the outermost of them (`load_state_dict_from_url`). Where neither is there and
+    the raising frame is the location (or there is none), the frame that called it where it is not the user's own
+    (accelerate's `model.to(device)` into transformers' `to`, the compiled graph's `kernel76.run(...)` into triton's
+    launcher, multiprocessing's `spawn_main`). Frames of code generated at run time with no source ("<string>")
+    are not the raising frame."""
     if not found.frames:
         return
-    shown = {(where.file, where.line)} if (where := diagnosis.location) is not None else set()
-    frame = found.frames[-1]
+    where = diagnosis.location
+    shown = {(where.file, where.line)} if where is not None else set()
+    frames = raising_frames(found.frames)
+    frame = frames[-1]
+    raised_at_location = where is None or (frame.file, frame.line) in shown
     if (frame.file, frame.line) not in shown:
         diagnosis.facts["raised_in"] = _frame_fact(frame)
         shown.add((frame.file, frame.line))
-    via = next((f for f in reversed(found.frames) if looks_like_library_path(f.file)), None)
+    via = next((f for f in reversed(frames) if looks_like_library_path(f.file)), None)
     if via is not None and (via.file, via.line) not in shown and via.code:
         diagnosis.facts["called_via"] = _frame_fact(via)
-    elif (entry := package_entry(found.frames)) is not None and (entry.file, entry.line) not in shown:
+    elif (entry := package_entry(frames)) is not None and (entry.file, entry.line) not in shown:
         diagnosis.facts["entered_via"] = _frame_fact(entry)  # none of the user's frames shown: the API entered
+    elif raised_at_location and (caller := _caller(frames)) is not None and caller.code \
+            and (caller.file, caller.line) not in shown and not looks_like_user_path(caller.file):
+        diagnosis.facts["called_via"] = _frame_fact(caller)
+
+
+def _caller(frames: list[Frame]) -> Frame | None:
+    """The frame that called the raising one, past those that only pass a call on (a decorator's wrapper)."""
+    return next((f for f in reversed(frames[:-1]) if f.func not in PASS_ON_FUNCS), None) if len(frames) > 1 else None
 
 
 def printed_values(values: list[tuple[str, str]]) -> list[dict]:

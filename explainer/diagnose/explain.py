@@ -157,6 +157,8 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
         if diagnosis is not None:
             return diagnosis
     found = rulebase.match(text)
+    if found is None and (statement := _import_statement_above(text, frames, before)):
+        found = rulebase.match(f"{statement}\n{text}")
     tail = library_tail(list(frames), MAX_RAISING_FRAMES)
     if tail:
         printed = printed_frames([(f.file, f.line, f.func) for f in tail])
@@ -165,6 +167,20 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
         return unknown(text, location)
     context = {k: v for k, v in context_facts(found.rule, before).items() if k not in found.groups}
     return _diagnose(found, text, [], None, extra_facts={**context, **(extra_facts or {})}, location=location)
+
+
+# Python <= 3.6 said "cannot import name 'X'" without the module: the import statement it failed on names it.
+BARE_IMPORT_ERROR_RE = re.compile(r"^ImportError: cannot import name '?\w+'?\s*$")
+IMPORT_STATEMENT_RE = re.compile(r"^\s*from\s+[\w.]+\s+import\s")
+
+
+def _import_statement_above(text: str, frames: list[Frame], before: str) -> str:
+    """The `from M import X` statement printed above an ImportError that does not say from where: the innermost
+    frame's code line, or the line a bare paste holds just above the error; '' where there is none."""
+    if not BARE_IMPORT_ERROR_RE.match(text):
+        return ""
+    statement = frames[-1].code if frames else (before.splitlines() or [""])[-1]
+    return statement.strip() if IMPORT_STATEMENT_RE.match(statement) else ""
 
 
 def _raise_site(frame: Frame) -> str:
@@ -188,6 +204,14 @@ WRAPPER_NOTES = [
     # vLLM's model runner: "Error in model execution (input dumped to /tmp/err_execute_model_input_X.pkl): ..."
     (re.compile(r"Error in model execution \(input dumped to (?P<input_dump>[^()\s]+)\): "),
      "vLLM saved the inputs of the failing step to {input_dump}, to run that step again on its own."),
+    # transformers' and diffusers' lazy modules: "Failed to import transformers.X because of the following error (look
+    # up to see its traceback):", once per module of the import chain, the innermost last
+    (re.compile(r"Failed to import (?P<lazy_import>[\w.]+) because of the following error \(look up to see its traceback\)"),
+     "It was re-raised while {lazy_import} was being imported (the library's lazy import wraps any error raised at "
+     "import time; the traceback printed above this one shows where it happened)."),
+    (re.compile(r"look up to see its traceback\):\s*(?:Failed to import [\w.]+ because of the following error "
+                r"\(look up to see its traceback\):\s*)*Failed to import (?P<lazy_import_inner>[\w.]+) because"),
+     "The chain of imports ended in {lazy_import_inner}, whose import raised it."),
 ]
 
 
@@ -207,7 +231,9 @@ def _render_texts(rule, text: str, facts: dict[str, Any]) -> tuple[str, list[str
     context = {"error_type": error_type, "message": text, **facts}
     summary = render_first(rule.summary, context) or rule.title
     for pattern, note in WRAPPER_NOTES:
-        if all(isinstance(facts.get(name), str) for name in pattern.groupindex):
+        values = [facts.get(name) for name in pattern.groupindex]
+        # a rule that names the wrapper's values itself (undefined_symbol's importer) needs no note
+        if all(isinstance(v, str) for v in values) and not all(f"{v}" in summary for v in values):
             summary += " " + note.format(**{name: facts[name] for name in pattern.groupindex})
     return summary, render_fixes(rule.fixes, context)
 
@@ -261,7 +287,8 @@ TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\
                              r"\((?P<old_function>\w+) at (?=[^\s()]*(?:aten|c10|THC|THCUNN|torch|caffe2)/)|"
                              # torch <= 1.4's TH/THC errors end with the place alone: "... at /pytorch/aten/src/THC/
                              # generic/THCTensorMasked.cu:27", "not enough memory ... at /pytorch/torch/lib/TH/THGeneral.c:270"
-                             r"(?<=\S) at (?=[^\s()]*(?:^|[/\\])(?:aten|c10|TH[A-Z]*|torch|caffe2)[/\\]))"
+                             # (or a relative path: "invalid device ordinal at torch/csrc/cuda/Module.cpp:32")
+                             r"(?<=\S) at (?=[^\s()]*(?:(?<= at )|[/\\])(?:aten|c10|TH[A-Z]*|torch|caffe2)[/\\]))"
                              r"(?P<path>[^\s()]+?\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)")
 # torch <= 1.0's THC check of a CUDA call: "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCReduceAll.cuh line=317
 # error=59 : device-side assert triggered" (the number is the CUDA runtime's error code).

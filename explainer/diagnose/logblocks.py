@@ -3,15 +3,50 @@ open, is skipped without the per-line work (logfile.py marks such blocks with gr
 
 from __future__ import annotations
 
+import itertools
+from collections import deque
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from .logpatterns import TRIGGER_RE
+from .loglines import MAX_MESSAGE_CHARS, clean_line_record
+from .logpatterns import TRACEBACK_RE, TRIGGER_RE
 from .logscan import FoundError, Scanner
+from .textframes import frame_match
 
 MAX_PENDING_CHARS = 1 << 20
 TAIL_BYTES = 4096  # of a skipped block, read for its last lines
 TAIL_LINES = 16
+LONE_LINES = 32  # the last lines with a trigger literal kept, for a log in which no record is found
+
+
+class LoneLines:
+    """The last lines of a log that hold a trigger literal ("Got cutlass error: Error Internal at: 363", printed
+    just before a process exits): in a log where no record (error line, traceback, marker) is found, each is tried
+    as a message of its own, reported only when a rule explains it. Found by searching each block read for the
+    trigger literals, so lines without one cost nothing."""
+
+    def __init__(self) -> None:
+        self.lines: deque[tuple[int, str]] = deque(maxlen=LONE_LINES)
+
+    def collect(self, body: str, number: int) -> None:
+        """The lines of body (whole lines, its first numbered number + 1) that hold a trigger literal."""
+        line_end, counted, line_number = 0, 0, number + 1
+        for trigger in TRIGGER_RE.finditer(body):
+            if trigger.start() < line_end:
+                continue  # another literal in a line already kept
+            start = body.rfind("\n", 0, trigger.start()) + 1
+            line_end = body.find("\n", trigger.end())
+            line_end = len(body) if line_end == -1 else line_end
+            line_number += body.count("\n", counted, start)
+            counted = start
+            self.lines.append((line_number, body[start:line_end]))
+
+    def records(self) -> Iterator[FoundError]:
+        for number, raw in self.lines:
+            line, rank, _, _ = clean_line_record(raw)
+            text = line.strip()
+            if text and frame_match(line) is None and not TRACEBACK_RE.match(line):
+                yield FoundError(text[:MAX_MESSAGE_CHARS], [], number, [rank] if rank is not None else [], warning=True)
 
 
 def tail_lines(tail: str, cut: bool) -> list[str]:
@@ -38,13 +73,16 @@ class SkippableBlock:
         return tail_lines(str(self.data[-TAIL_BYTES:], "utf-8", "replace"), len(self.data) > TAIL_BYTES)
 
 
-def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None = None) -> Iterator[FoundError]:
+def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None = None,
+                lone_lines: bool = False) -> Iterator[FoundError]:
     """scan() over text read in large blocks: a block with nothing that could start an error, read
     while no error is open, is skipped whole, so a long healthy training log costs one regex search
     per block rather than the full treatment of every line. A SkippableBlock (whole lines) says
     itself whether it holds a trigger and is decoded only when it is read. scanner: one whose state the caller
-    reads afterwards (the frames the input ended in)."""
+    reads afterwards (the frames the input ended in). lone_lines: in a log where no record is found, its last lines
+    with a trigger literal are tried one by one (LoneLines)."""
     scanner = scanner if scanner is not None else Scanner()
+    lone = LoneLines() if lone_lines else None
     number = 0
     pending = ""
     for block in blocks:
@@ -71,9 +109,17 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
         lines = body.split("\n")
         if lines[-1] == "":
             lines.pop()
+        if lone is not None:
+            lone.collect(body, number)
         for raw in lines:
             number += 1
-            yield from scanner.feed(number, raw)
-    if pending:
-        yield from scanner.feed(number + 1, pending)
-    yield from scanner.finish()
+            for found in scanner.feed(number, raw):
+                lone = None  # a record found: lines are no longer tried alone
+                yield found
+    if pending and lone is not None:
+        lone.collect(pending, number)
+    for found in itertools.chain(scanner.feed(number + 1, pending) if pending else (), scanner.finish()):
+        lone = None
+        yield found
+    if lone is not None:
+        yield from lone.records()

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from explainer._diagnosis import Location
 
 from .logpatterns import (ANSI_RE, AUTOLINK_RE, CONTINUATION_PREFIXES, EMPTY_AFTER_PREFIX, EXCEPTION_RE,
-                          JSON_MESSAGE_RE, PREFIX_TABLE, RANK_RE, marker_match, opener_match)
+                          JSON_MESSAGE_RE, PREFIX_TABLE, RANK_RE, TQDM_BAR_RE, marker_match, opener_match)
 from .textframes import Frame, frames_location
 
 MAX_MESSAGE_CHARS = 100_000
@@ -48,6 +48,8 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool, str]:
     new_record = False
     rank = None
     source = ""
+    if "%|" in line and (bar := TQDM_BAR_RE.match(line)) is not None and bar.end() < len(line):
+        line = line[bar.end():]  # what was printed where a progress bar ended
     found = RANK_RE.match(line)
     if found:
         rank = int(found.group("rank"))

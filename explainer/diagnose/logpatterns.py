@@ -27,17 +27,24 @@ PREFIX_RES = [
 DOCKER_PREFIX_RE = re.compile(r"^[A-Za-z0-9][\w.-]*\s+\|(?: |$)")  # docker compose's service column: "app-1  | "
 # vLLM's logger, on every line of a traceback it logs, after Ray's or its own worker's name where one printed it:
 # "(VllmWorkerProcess pid=760) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] ", "... [core.py:1240] "
-VLLM_PREFIX_RE = re.compile(r"^(?:\([\w-]+ pid=\d+\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}"
-                            r"(?:\.\d+)? \[?[\w.-]+:\d+\](?: |$)")
+VLLM_PREFIX_RE = re.compile(r"^(?:\([\w-]+ pid=\d+(?:, ip=[\d.]+)?\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} "
+                            r"\d{2}:\d{2}:\d{2}(?:\.\d+)? \[?[\w.-]+:\d+\](?: |$)")
+# Ray, on every line a worker or actor printed: "(pid=1522026) ", "(RayTrainWorker pid=3181, ip=10.0.0.5) "
+RAY_PREFIX_RE = re.compile(r"^\((?:[\w.-]+ )?pid=\d+(?:, ip=[\d.]+)?\)(?: |$)")
 # pytest's report: the error's lines under an "E" column ("E" then the failing line's indent, at least 3 spaces)
 PYTEST_PREFIX_RE = re.compile(r"^E(?: {3,}|\t)\s*")
-PREFIX_RES += [VLLM_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, re.compile(r"^>\s?")]  # the last: markdown quotes
-# a quoted line continues the quote, a container's line its output, pytest's E column the error, vLLM's prefix the
-# traceback it logs line by line; other prefixes start a record
-CONTINUATION_PREFIXES = tuple(PREFIX_RES[-4:])
-EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE)  # others with nothing after them: a value
+PREFIX_RES += [VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, re.compile(r"^>\s?")]  # the last: quotes
+# a quoted line continues the quote, a container's line its output, pytest's E column the error, vLLM's and Ray's
+# prefixes the traceback they log line by line; other prefixes start a record
+CONTINUATION_PREFIXES = tuple(PREFIX_RES[-5:])
+EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE)  # others with nothing after: a value
 # Each prefix with the characters it can begin with (None: any), so that most lines try only a few of the patterns.
-PREFIX_TABLE = list(zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(DIWEC", None, "E", ">"], strict=True))
+PREFIX_TABLE = list(zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(DIWEC", "(", None, "E", ">"], strict=True))
+# A tqdm progress bar that other output was written right after, with no line break between them (the bar redraws
+# its line with \r, and a crash prints where the bar ended): "Epoch 12/200:  29%|██▉   | 116/404 [01:31<03:42,  1.30it/s,
+# loss=0.27]THCudaCheck FAIL ...". Tried only on lines that hold "%|".
+# (the bar redrawn several times on the line, where a log kept no \r between the redraws)
+TQDM_BAR_RE = re.compile(r"^(?:[^\n]*?\d+%\|[^|]*\|\s*[\d.]+[kMG]?/(?:[\d.]+[kMG]?|\?)\s*\[[^\]]*\])+\s*")
 # Messages some components log without a 'SomeError:' header. Each pattern has a 'message' group
 # (where the explained text starts) and may have a 'rank' group.
 MARKER_RES = [
@@ -52,6 +59,8 @@ MARKER_RES = [
     re.compile(r"(?P<message>Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker.*)"),
     # torch.distributed.elastic's agent, when a worker dies: the exit code and the signal, before the summary.
     re.compile(r"(?P<message>failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\) of binary: .*)"),
+    # Inductor's max-autotune logs a benchmark choice that failed to precompile, then goes on with the others.
+    re.compile(r"(?P<message>Exception No valid triton configs\..*)"),
     # A CUDA kernel's own assertion, printed (once per thread) before "device-side assert triggered".
     # (a paste in markdown inline code loses the backticks around the condition)
     re.compile(r"(?P<message>[^\s`]*\.cuh?:\d+:.*?Assertion\s*(?:`.*?`|\S.*?)\s*failed\.?)"),
@@ -60,7 +69,8 @@ MARKER_RES = [
 # `warnings` prints it ("path.py:12: UserWarning: text"), VS Code's "Exception has occurred: Type".
 # The 'message' group is where the explained text starts.
 OPENER_RES = [
-    re.compile(r"^(?P<path>\S.*?\.py):(?P<line>\d+): (?P<message>[A-Z]\w*Warning:.*)$"),
+    # (torch's C++ warnings, TORCH_WARN, name its C++ source: "..\aten\src\ATen\native\TensorFactories.cpp:361: UserWarning")
+    re.compile(r"^`?(?P<path>[^\s`].*?\.(?:py|cpp|cc|cu|h)):(?P<line>\d+): (?P<message>[A-Z]\w*Warning:.*)$"),
     re.compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*$"),
     # A DataLoader worker's re-raise pasted without its 'SomeError:' prefix; its Original Traceback follows.
     re.compile(r"^(?P<message>Caught [A-Z]\w* in DataLoader worker process \d+\.?)\s*$"),
@@ -124,6 +134,14 @@ REPRO_PART_RE = re.compile(r"(import torch|ConvolutionParams|input: TensorDescri
 AUTOLINK_RE = re.compile(r"\[([^\]\s]+)\]\(https?://\1/?\)|\[(<ipython-input-[\w-]+>)\]\(https?://[^)\s]*\)")
 # pytest's line under the error it reports: where it was raised and its type ("torch/serialization.py:1529: UnpicklingError")
 PYTEST_CRASH_RE = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+): (?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*$")
+# pytest's --tb=long report (and the first and last entries of its default --tb=auto) prints each entry's source, the
+# failing line marked ">   ", then the place alone: "tests/test_x.py:16: " (the last entry's names the error type, as
+# PYTEST_CRASH_RE reads it). The entry's function is the one whose "def" line its source begins with.
+PYTEST_PLACE_RE = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+):\s*$")
+PYTEST_MARKED_LINE = ">   "
+SOURCE_DEF_RE = re.compile(r"^\s+(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
+# pytest's section lines: "_____ test_forward _____" over a failed test's report, "===== short test summary info ====="
+PYTEST_SECTION_RE = re.compile(r"^(?:_{3,}|={3,}) \S.*? (?:_{3,}|={3,})\s*$")
 CHAIN_RE = re.compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
 # A DataLoader worker's re-raise pasted without its "Original Traceback" line: the worker's frames follow it.
 WORKER_HEAD_RE = re.compile(r"Caught [A-Z]\w* in DataLoader worker process \d+\.?\s*$")

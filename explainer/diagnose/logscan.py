@@ -1,7 +1,8 @@
 """Finding PyTorch errors in pasted text and whole logs, streaming line by line.
 
-Handles tracebacks (Python's, IPython's, and frames a paste ran together with their code and error line),
-bare 'SomeError: message' lines, log-line prefixes ([rank0]:, timestamps, log levels, glog headers), markdown
+Handles tracebacks (Python's, IPython's, pytest's report of a failed test in its layouts, and frames a paste ran
+together with their code and error line), bare 'SomeError: message' lines, log-line prefixes ([rank0]:, timestamps,
+log levels, glog headers, Ray's and vLLM's, a tqdm bar the line was printed after), markdown
 backticks and quotes, ANSI colours, multi-line messages (TorchScript's source quotes, blank lines included), a
 DataLoader worker's embedded "Original Traceback" (put back where the paste lost it), and an error inside a
 JSON "message" string. Reading one line is loglines.py's job.
@@ -9,14 +10,15 @@ JSON "message" string. Reading one line is loglines.py's job.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from typing import Iterable, Iterator
 
 from .loglines import MAX_MESSAGE_CHARS, FoundError, Line, clean_line_record, exception_header, json_error
 from .logpatterns import (AFTER_BLANK_RE, CHAIN_RE, DEDUPE_RES, EMBEDDED_RE, FORWARD_TRACE_RE, HERE_MARK, INLINE_CODE_RE,
-                          LOGGED_OPENERS, ORIGINAL_TRACEBACK, PYTEST_CRASH_RE, REPRO_PART_RE, SCRIPT_QUOTE_RE,
-                          TERMINATE_OPENER, TRACEBACK_END_RE, TRACEBACK_RE, VSCODE_OPENER, WARNING_OPENER, WHAT_RE,
-                          WORKER_HEAD_RE, comfyui_title, node_named)
+                          LOGGED_OPENERS, ORIGINAL_TRACEBACK, PYTEST_CRASH_RE, PYTEST_PLACE_RE, PYTEST_SECTION_RE,
+                          REPRO_PART_RE, SCRIPT_QUOTE_RE, TERMINATE_OPENER, TRACEBACK_END_RE, TRACEBACK_RE, VSCODE_OPENER,
+                          WARNING_OPENER, WHAT_RE, WORKER_HEAD_RE, comfyui_title, node_named)
 from .textframes import (ANNOTATION_RE, CALL_LINE_RE, FRAME_RE, RAISE_RE, Frame, RichBox, frame_match, frames_below,
                          in_call_order, unglued, with_failed_assert)
 from .tracelines import TracebackReader
@@ -55,6 +57,8 @@ class _Stream(TracebackReader):
         self.last_done: FoundError | None = None  # the last record finished
         self.chained_from: FoundError | None = None  # that record, when Python said it was the next one's direct cause
         self.recent: deque[str] = deque(maxlen=BEFORE_LINES)  # lines outside records since the last one ended
+        self.pytest_frames: list[Frame] = []
+        self.marked_code = self.marked_func = ""
 
     def finish(self) -> FoundError | None:
         done = self.current
@@ -74,6 +78,7 @@ class _Stream(TracebackReader):
         if done is not None:
             self.recent.clear()
             self.last_done = done
+            self.pytest_frames = []
         return done
 
     def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
@@ -137,7 +142,7 @@ class _Stream(TracebackReader):
                     return
                 yield from self._finished()
         if TRACEBACK_RE.match(line):
-            self.in_traceback, self.frames = True, []
+            self.in_traceback, self.frames, self.pytest_frames = True, [], []
             return
         frame = None if seen.header else frame_match(line)
         if self._traceback_detail(seen, frame):
@@ -198,7 +203,7 @@ class _Stream(TracebackReader):
             pass  # the worker's own traceback, its "Original Traceback" line lost
         elif (crash := PYTEST_CRASH_RE.match(seen.stripped)) is not None:
             # pytest's "path.py:1529: UnpicklingError" under the error it reported: where that error was raised
-            self.current.frames.append(Frame(crash.group("path"), int(crash.group("line"))))
+            self.current.frames.append(self.pytest_place(crash.group("path"), crash.group("line")))
             yield from self._finished()
         elif AFTER_BLANK_RE.match(seen.stripped) or header_only or repro or frames_below or self._goes_on_indented(seen):
             self.lines.extend([""] * self.blank_lines)
@@ -233,7 +238,7 @@ class _Stream(TracebackReader):
 
     def _ends_message(self, seen: Line, new_record: bool) -> bool:
         line = seen.line
-        if TRACEBACK_RE.match(line) or CHAIN_RE.match(line) or line.startswith("```"):
+        if TRACEBACK_RE.match(line) or CHAIN_RE.match(line) or line.startswith("```") or _pytest_section(line):
             return True
         if len(self.lines) == 1 and self.terminate and WHAT_RE.match(line):
             return False  # what() says what the exception named on the line before was
@@ -258,15 +263,15 @@ class _Stream(TracebackReader):
         if opener is not None and opener.groupdict().get("type"):
             first = f"{opener.group('type')}: {first}"  # a logger's "<class 'X'> at f.py:N - text"
         warning = _is_warning(header.group("type") if header else first.split(":", 1)[0])
-        frames = self.frames if self.in_traceback else []
+        frames = [*self.pytest_frames, *(self.frames if self.in_traceback else [])]  # pytest's, then Python's own
+        self.pytest_frames = []
         for frame in frames:
             if frame.file == "<stdin>" and not frame.code:
                 frame.code = self.repl_statement
         if not frames and not was_open and header and CALL_LINE_RE.match(self.previous):
             frames = [Frame("", 0, code=self.previous.strip())]  # no file known, only the statement
-        self.source_line_next = opener is not None and opener.re is WARNING_OPENER
-        if opener is not None and opener.groupdict().get("path"):
-            frames = [Frame(opener.group("path"), int(opener.group("line")))]  # where the warning was issued
+        frames, logged_at = _issued_at(opener, frames, self.logged_at)
+        self.source_line_next = opener is not None and opener.re is WARNING_OPENER and bool(frames)
         node = "" if self.titled and number > 3 else self.node  # a title names the error just below it
         self.terminate = opener is not None and opener.re is TERMINATE_OPENER
         self.bare_type = header is not None and header.group("msg") is None
@@ -278,7 +283,7 @@ class _Stream(TracebackReader):
         before = list(self.recent) or (cause.before if cause is not None else [])  # one failure: the cause's lines
         self.current = FoundError("", frames, number, ranks, warning=warning, node=node, before=before,
                                   logged_line=logged, logged_by=opener.re.pattern if logged else "",
-                                  logged_at=self.logged_at, values=list(values),
+                                  logged_at=logged_at, values=list(values),
                                   direct_cause=cause.text.split("\n", 1)[0][:MAX_CAUSE_CHARS] if cause else "")
         self.values, self.chained_from = [], None
         self.node, self.titled = "", False
@@ -310,7 +315,13 @@ class _Stream(TracebackReader):
             cut = self.cut_traceback(number, rank)
             if cut is not None:
                 yield cut
+            elif self.frames and self.frames[-1].pytest:
+                self.keep_pytest_frames(self.frames)  # pytest's short entries, then a long one (its default layout)
             self.in_traceback, self.frames = False, []
+        if ".py:" in line and (place := PYTEST_PLACE_RE.match(line)) is not None:
+            self.keep_pytest_frames([self.pytest_place(place.group("path"), place.group("line"))])
+        elif _pytest_section(line):
+            self.pytest_frames, self.marked_code, self.marked_func = [], "", ""  # another test's report
         if self.values and line.strip():
             self.values = []  # values printed under code the paste left out belong to the error right below them
         if "direct cause" in line and CHAIN_RE.match(line):
@@ -331,6 +342,22 @@ def _introduces_inner(lines: list[str]) -> bool:
     """A record whose last line announces the error that follows ("BackendCompilerFailed: backend='inductor'
     raised:"): the next 'SomeError:' line is its inner error, not a new record."""
     return bool(lines) and lines[-1].rstrip().endswith(" raised:")
+
+
+def _issued_at(opener: re.Match | None, frames: list[Frame], logged_at: str) -> tuple[list[Frame], str]:
+    """The frames and the C++ place of a record whose opener names where it was issued: a warning's Python file and
+    line ("train.py:12: UserWarning: ..."), or torch's C++ source for a warning its C++ issued ("..\\aten\\src\\ATen\\
+    native\\TensorFactories.cpp:361: UserWarning: ...")."""
+    path = opener.groupdict().get("path") if opener is not None else None
+    if not path:
+        return frames, logged_at
+    if path.endswith(".py"):
+        return [Frame(path, int(opener.group("line")))], logged_at
+    return [], f"{path}:{opener.group('line')}"
+
+
+def _pytest_section(line: str) -> bool:
+    return line[:3] in ("___", "===") and PYTEST_SECTION_RE.match(line) is not None
 
 
 def _is_warning(error_type: str) -> bool:
@@ -379,6 +406,8 @@ class Scanner:
             return
         self.last_line[rank] = number
         stream.logged_at = source
+        if raw[:1] in (">", " "):
+            stream.pytest_source(raw)
         yield from stream.feed(number, line, rank, new_record)
         if number % STALE_LINES == 0:
             yield from self.expire(number)

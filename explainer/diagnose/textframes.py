@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 
 from explainer._diagnosis import Location
@@ -12,6 +13,9 @@ from explainer._diagnosis import Location
 FRAME_RE = re.compile(r'^\s*`?\s*(?:File |文件)["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 # A frame line whose beginning was cut off in the paste: 'tph-yolov5/utils/loss.py", line 243, in build_targets'.
 CUT_FRAME_RE = re.compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+# pytest's report (--tb=short, and the middle entries of its default --tb=auto): "path/to/x.py:123: in forward", then
+# the code line indented by 4. (--tb=long prints the place after the entry's source instead: logscan reads that.)
+PYTEST_FRAME_RE = re.compile(r"^(?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")
 # Lines wrapped by the terminal or the forum at a fixed width: a line at least this long may go on below.
 WRAP_WIDTH = 64
 # The statement pasted on its own above the error ("loss.backward()" then "RuntimeError: ..."): a call.
@@ -44,6 +48,7 @@ class Frame:
     ipython: bool = False  # numbered context lines follow, and an arrow marks the failing one
     code_at: int = 0  # the column the code line began at, as pasted (its annotations point at columns of it)
     values: list[tuple[str, str]] = field(default_factory=list)  # (name, value) loguru printed under the code
+    pytest: bool = False  # an entry of pytest's report of a failed test (its own layout, not Python's traceback)
 
 
 # loguru's and better_exceptions' annotation of a frame's code: a line per name, "└ value" under the name's
@@ -86,10 +91,20 @@ def library_tail(frames: list[Frame], limit: int) -> list[Frame]:
     return tail[::-1]
 
 
+def raising_frames(frames: list[Frame]) -> list[Frame]:
+    """The frames down to the innermost one there is source for: the frames of code generated at run time under it
+    (triton's "<string>" launcher, "<frozen importlib._bootstrap>"), with no line to show, are left out."""
+    end = len(frames)
+    while end > 1 and is_generated_file(frames[end - 1].file) and not frames[end - 1].code:
+        end -= 1
+    return frames[:end]
+
+
 def frames_location(frames: list[Frame]) -> Location | None:
     """The innermost frame of the user's code; where the paste shows none, the innermost frame of a
-    library that called into torch (the user's way in)."""
-    for wanted in (looks_like_user_path, looks_like_library_path):
+    library that called into torch (the user's way in), else of the module torch.compile generated from the user's
+    code."""
+    for wanted in (looks_like_user_path, looks_like_library_path, is_compiled_graph):
         for frame in reversed(frames):
             if frame.file and wanted(frame.file):
                 return Location(frame.file, frame.line, frame.code, frame.func)
@@ -107,8 +122,8 @@ def package_entry(frames: list[Frame]) -> Frame | None:
     frames past those that only pass the call on (`load_state_dict_from_url`, when `_legacy_load` raised), where
     the paste shows torch's frames alone; in another library that raised by itself, the outermost frame of its run
     of frames down to the raise (torch_scatter's `scatter_max`, when its helper `maybe_dim_size` raised)."""
-    if not frames or any(looks_like_user_path(f.file) for f in frames if f.file):
-        return None
+    if not frames or any(looks_like_user_path(f.file) or is_compiled_graph(f.file) for f in frames if f.file):
+        return None  # (a compiled graph stands for the user's code it was compiled from)
     package = _package(frames[-1].file)
     if package in ("torch", ""):  # torch raised (or the standard library, under torch's frames)
         if any(looks_like_library_path(f.file) for f in frames if f.file):
@@ -135,9 +150,35 @@ def _package(path: str) -> str:
     return found.group("package") if found is not None else ""
 
 
+# Pseudo-files of code typed in by the user: the REPL (Python 3.13's "<python-input-3>"), IPython's cells, IDLE's shell.
+# Any other "<...>" is code Python was handed as a string by a library or by torch, with no file to open: a process
+# started by multiprocessing's spawn ('python -c ...'), triton's kernel launcher, an FX graph, a decorator's wrapper.
+TYPED_PSEUDO_FILES = ("<stdin>", "<ipython-input-", "<input>", "<python-input-", "<console>", "<pyshell#")
+# The standard library under a Python that is not laid out as lib/pythonX.Y (Windows, conda's envs\NAME\Lib).
+STDLIB_UNDER_LIB_RE = re.compile(r"/lib/(?P<module>\w+)(?:/|\.py$)")
+STDLIB_MODULES = frozenset(sys.stdlib_module_names)
+
+
+# The Python module Inductor generates for a compiled graph, in its cache folder (/tmp/torchinductor_USER/ by default):
+# "/tmp/torchinductor_root/iq/ciqrfu3ucgsq...na.py" (a two-character folder, then "c" and the graph's hash)
+COMPILED_GRAPH_RE = re.compile(r"(?:^|/)torchinductor_[^/]*/|/[a-z0-9]{2}/c[a-z0-9]{40,}\.py$")
+
+
+def is_compiled_graph(path: str) -> bool:
+    """The module torch.compile generated for a graph of the user's code: not the user's own source, but its `call`
+    frame names the kernel that was launched (`triton_poi_fused__to_copy_0.run(...)`)."""
+    return COMPILED_GRAPH_RE.search(path.replace("\\", "/")) is not None
+
+
+def is_generated_file(path: str) -> bool:
+    """A pseudo-file ("<string>", "<frozen runpy>", "<eval_with_key>.3") that is not code the user typed in."""
+    return path.startswith("<") and not path.startswith(TYPED_PSEUDO_FILES)
+
+
 def looks_like_user_path(path: str) -> bool:
-    """From text alone: not an installed package, not the standard library, not torch."""
-    if path.startswith("<frozen") or not path:
+    """From text alone: not an installed package, not the standard library, not torch, not code generated at run
+    time."""
+    if not path or is_generated_file(path) or is_compiled_graph(path):
         return False
     lowered = path.replace("\\", "/")
     if "/site-packages/" in lowered or "/dist-packages/" in lowered:
@@ -146,7 +187,8 @@ def looks_like_user_path(path: str) -> bool:
         return False  # a console script (torchrun, accelerate)
     if re.search(r"/lib/python\d\.\d+/", lowered) or _is_torch_path(lowered):
         return False
-    return True
+    stdlib = STDLIB_UNDER_LIB_RE.search(lowered.lower())
+    return stdlib is None or stdlib.group("module") not in STDLIB_MODULES
 
 
 def looks_like_library_path(path: str) -> bool:
@@ -163,6 +205,8 @@ def frame_match(line: str) -> Frame | None:
     found = FRAME_RE.match(line) or CUT_FRAME_RE.match(line)
     if found:
         return Frame(found.group("file"), int(found.group("line")), (found.group("func") or "").strip())
+    if ": in " in line and (found := PYTEST_FRAME_RE.match(line)) is not None:
+        return Frame(found.group("file"), int(found.group("line")), found.group("func"), pytest=True)
     for pattern in IPYTHON_FRAME_RES:
         found = pattern.match(line)
         if found:

@@ -5,21 +5,43 @@ scanner of a stream (logscan.py) is a TracebackReader."""
 from __future__ import annotations
 
 from .loglines import FoundError, Line
+from .logpatterns import PYTEST_MARKED_LINE, SOURCE_DEF_RE
 from .textframes import (ARROW_RE, CONTEXT_LINE_RE, MAX_VALUE_CHARS, WRAP_WIDTH, Frame, annotated_name,
                          frame_match)
 
 MAX_VALUES = 12  # of one frame's code, as loguru printed them
+MAX_PYTEST_FRAMES = 200
 
 
 class TracebackReader:
     """The frames of the traceback being read (in_traceback, frames), the line before (previous), the record open
-    (current), loguru's values printed with no frame line above them (values)."""
+    (current), loguru's values printed with no frame line above them (values), pytest's report (pytest_frames)."""
 
     frames: list[Frame]
     in_traceback: bool
     current: FoundError | None
     previous: str
     values: list[tuple[str, str]]
+    pytest_frames: list[Frame]  # the entries of pytest's report read so far, for the error it ends with
+    marked_code: str  # the source line pytest marked with ">" in the entry being read (--tb=long)
+    marked_func: str  # the function whose "def" line that entry's source began with
+
+    def pytest_source(self, raw: str) -> None:
+        """A line of the source pytest prints for an entry of its report: the failing line, marked, or a def line."""
+        if raw.startswith(PYTEST_MARKED_LINE):
+            self.marked_code = raw[len(PYTEST_MARKED_LINE):].strip()
+        elif "def " in raw and (found := SOURCE_DEF_RE.match(raw)) is not None:
+            self.marked_func = found.group("name")
+
+    def pytest_place(self, path: str, line: str) -> Frame:
+        """The frame of an entry of pytest's --tb=long report, from the place printed under its source."""
+        frame = Frame(path, int(line), self.marked_func, self.marked_code, pytest=True)
+        self.marked_code = self.marked_func = ""
+        return frame
+
+    def keep_pytest_frames(self, frames: list[Frame]) -> None:
+        if len(self.pytest_frames) < MAX_PYTEST_FRAMES:
+            self.pytest_frames.extend(frames[:MAX_PYTEST_FRAMES - len(self.pytest_frames)])
 
     def annotate(self, column: int, value: str) -> None:
         """A value loguru printed under the code of the frame above, or under code the paste left out."""

@@ -104,9 +104,8 @@ def test_empty_checkpoint_names_the_file_live():
     d = explain_fixture("fixtures/data/checkpoint_empty_file.py")
     assert d.rule == "data.pickle_ran_out_of_input"
     assert "model.pth (0 bytes)" in d.summary, d.summary
-    text_only = explain_text("EOFError: Ran out of input")
-    assert "torch.load" in text_only.summary and "spawn.py" in text_only.summary
-    assert any("Can't pickle" in fix for fix in text_only.fixes)
+    # the bare line is any pickle.load's (a dataset's own cache file): only torch.load's or spawn's frames make it ours
+    assert explain_text("EOFError: Ran out of input").rule is None
 
 
 def test_spawn_bootstrapping_points_at_the_main_guard():

@@ -127,9 +127,8 @@ def test_near_misses_are_not_claimed_by_these_rules(message, rule):
 
 
 @pytest.mark.parametrize("message", [
-    # configuration errors of libraries built on PyTorch are negative controls of the corpus
-    "ValueError: Target modules {'q_proj', 'v_proj'} not found in the base model. Please check the target modules "
-    "and try again.",
+    # configuration errors of libraries built on PyTorch are negative controls of the corpus (PEFT's target modules
+    # are not: round 14 labels them `other`, tests/diagnose/test_round14_other.py)
     "RuntimeError: Unknown model (mobile_former_294m)",
 ])
 def test_library_configuration_errors_stay_unexplained(message):

@@ -7,27 +7,14 @@ built for another torch, glibc's heap checks, FSDP's internal asserts, Lua Torch
 from __future__ import annotations
 
 import io
-from functools import cache
 
 import pytest
 import torch
-import yaml
 
 from explainer.cli.explain import explain_stream
 from explainer.diagnose.explain import explain_text
 
-from conftest import ROOT, assert_names, explain_fixture, explain_paste, raised
-
-
-@cache
-def _round(name: str) -> list[dict]:
-    return yaml.safe_load((ROOT / "fixtures" / "real" / name).read_text(encoding="utf-8"))
-
-
-def corpus(where: str) -> str:
-    """A message of this round's corpus, verbatim: 'r12_b.yaml#30' is the 30th entry of fixtures/real/r12_b.yaml."""
-    name, index = where.split("#")
-    return _round(name)[int(index) - 1]["message"]
+from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste, raised
 
 
 # --- raised by real torch calls --------------------------------------------------------------------

@@ -8,28 +8,15 @@ from __future__ import annotations
 
 import io
 import pickle
-from functools import cache
 
 import pytest
 import torch
-import yaml
 
 import explainer
 from explainer.cli.explain import explain_stream
 from explainer.diagnose.explain import explain_text
 
-from conftest import ROOT, assert_names, explain_fixture, explain_paste, raised
-
-
-@cache
-def _round(name: str) -> list[dict]:
-    return yaml.safe_load((ROOT / "fixtures" / "real" / name).read_text(encoding="utf-8"))
-
-
-def corpus(where: str) -> str:
-    """A message of the corpus, verbatim: 'r13_b.yaml#30' is the 30th entry of fixtures/real/r13_b.yaml."""
-    name, index = where.split("#")
-    return _round(name)[int(index) - 1]["message"]
+from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste, raised
 
 
 def rules_of(text: str) -> list[str | None]:

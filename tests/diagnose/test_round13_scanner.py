@@ -9,24 +9,13 @@ from __future__ import annotations
 
 import io
 
-from conftest import ROOT, benchmark_module, run_explainer, run_python
+from conftest import ROOT, benchmark_module, run_explainer, run_python, place as _place, ruled_diagnoses as _ruled
 from explainer.cli.explain import explain_stream
 from explainer.diagnose.logscan import scan
 from explainer.diagnose.render import render_text
 from explainer.diagnose.textframes import Frame, in_call_order
 
 CORPUS = {e.where: e for e in benchmark_module("coverage").load_corpus() if not e.held_out}
-
-
-def _ruled(where: str):
-    found = [d for d in explain_stream(io.StringIO(CORPUS[where].message)) if d.rule]
-    assert found, f"no rule claimed {where}"
-    return found
-
-
-def _place(fact) -> tuple:
-    fact = fact if isinstance(fact, dict) else fact.to_dict()
-    return fact["file"].replace("\\", "/").rsplit("/", 1)[-1], fact["line"], fact["function"], fact["code"]
 
 
 # --- loguru's (and better_exceptions') values under a frame's code ------------------------------------------------

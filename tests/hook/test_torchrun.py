@@ -163,7 +163,8 @@ def test_same_error_on_both_ranks_is_one_diagnosis_with_both_ranks(runs):
     assert shape["facts"]["root_cause_rank"] == first_rank
     text = run_explainer("explain", str(run.log_path)).stdout
     assert text.count("torch-explainer [shape.matmul]") == 1
-    assert f"(ranks 0, 1; root cause: rank {first_rank} failed first)" in text
+    # torchrun's own report of the failure (its agent's "failed (exitcode: 1)") is named with the root cause
+    assert f"(ranks 0, 1; root cause: rank {first_rank} failed first; torchrun then reported: " in text
 
 
 # --- rank 1 never joins the collective, rank 0 times out ------------------------------------------------

@@ -71,8 +71,7 @@ TEXT_SHARED_WITH_PYTORCH = {
 
 # Messages labelled differently from the same words elsewhere in the corpus (each reading has a thread behind
 # it), and families a rule of another category has long claimed under both labels.
-# r7_b.yaml#51 pastes two failures: an EOFError (answered, data) and torchrun's report of it (labelled).
-LABEL_CONFLICTS = {"modern.yaml#26", "r5_a.yaml#61", "r7_b.yaml#51"}
+LABEL_CONFLICTS = {"modern.yaml#26", "r5_a.yaml#61"}
 CONFLICTING_FAMILIES = {"batchnorm_single_value", "optimizer_empty_params"}
 
 
