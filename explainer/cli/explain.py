@@ -155,12 +155,15 @@ def _explained(found: FoundError) -> Diagnosis:
     note_raising_frame(diagnosis, found)
     if found.values and not diagnosis.culprits:
         diagnosis.culprits = printed_values(found.values)
-    if found.logged_at and "torch_source" not in diagnosis.facts and (source := logged_source(found.logged_at)):
-        diagnosis.facts["torch_source"] = source  # the glog prefix of its first line: torch's C++ logged it
+    if found.logged_at and (logged := logged_source(found.logged_at)) is not None:
+        diagnosis.facts.setdefault(*logged)  # the glog prefix of its first line: where torch's C++ or Python logged it
     _merge_ranks(diagnosis, found.ranks)
     if found.ranks:
         diagnosis.facts[FIRST_RANK] = found.ranks[0]
     return diagnosis
+
+
+LOG_PLACES = ("torch_source", "logged_from")
 
 
 def _also_at(diagnosis: Diagnosis, found: FoundError) -> None:
@@ -266,8 +269,8 @@ def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
 
 def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str,
           keep_later: bool = False) -> tuple[str, Diagnosis]:
-    def known(d: Diagnosis) -> int:
-        return sum(1 for k in d.facts if not k.startswith("_") and k not in ("input_line", "occurrences"))
+    def known(d: Diagnosis) -> int:  # (not the place a glog prefix names: where a line was printed, not what failed)
+        return sum(1 for k in d.facts if not k.startswith("_") and k not in ("input_line", "occurrences", *LOG_PLACES))
 
     keep, other, key = (later, earlier, later_key) if keep_later or known(later) >= known(earlier) \
         else (earlier, later, earlier_key)
@@ -361,9 +364,13 @@ def note_raising_frame(diagnosis: Diagnosis, found) -> None:
         diagnosis.facts["called_via"] = _frame_fact(via)
     elif (entry := package_entry(frames)) is not None and (entry.file, entry.line) not in shown:
         diagnosis.facts["entered_via"] = _frame_fact(entry)  # none of the user's frames shown: the API entered
-    elif raised_at_location and (caller := _caller(frames)) is not None and caller.code \
+    elif raised_at_location and (caller := _caller(frames)) is not None and caller.code and caller.file \
             and (caller.file, caller.line) not in shown and not looks_like_user_path(caller.file):
         diagnosis.facts["called_via"] = _frame_fact(caller)
+    statement = frames[0]
+    if where is None and len(frames) > 1 and not statement.file and statement.code:
+        # the paste began with the code line of its first frame: the user's statement, with no place
+        diagnosis.facts["statement"] = _frame_fact(statement)
 
 
 def _caller(frames: list[Frame]) -> Frame | None:

@@ -24,16 +24,20 @@ def explain_paste(head: str) -> list[Diagnosis]:
     _give_dangling_frames(found, scanner.dangling)
     diagnoses = explain_found(found)
     text = head.strip().strip("`").strip()
-    # Read whole where no record was found, or where the paste is one line (a frame, its code and the error run
-    # together: the records found in it are that line).
-    whole = not diagnoses or "\n" not in text
-    if not diagnoses and (dedented := textwrap.dedent(head)) != head:
-        diagnoses = explain_found(scan(dedented.splitlines()))  # indented as a whole (a markdown code block)
+    # Read whole where no record was found, where the paste is one line (a frame, its code and the error run
+    # together: the records found in it are that line), or where no rule explains any record found (a message its
+    # writer broke into lines, "No valid triton configs." over "OutOfMemoryError: out of resource: ...", read as two
+    # records; not where another framework's rule recognised one).
+    whole = "\n" not in text or not any(d.runbook for d in diagnoses)
+    if not any(d.runbook for d in diagnoses) and (dedented := textwrap.dedent(head)) != head:
+        again = explain_found(scan(dedented.splitlines()))  # indented as a whole (a markdown code block)
+        if not diagnoses or any(d.runbook for d in again):
+            diagnoses = again
     if any(d.rule for d in diagnoses):
         _lend_paste_facts(diagnoses, text)
         return diagnoses
     if text and whole:
-        diagnosis = explain_text(text, before=text)  # its context patterns read the whole paste
+        diagnosis = explain_text(text, context=text)  # its context patterns read the whole paste
         if diagnosis.rule is not None or diagnosis.runbook:  # a rule, or a foreign rule's page
             diagnosis = _placed(diagnosis, head, text, scanner.dangling)
             if node := comfyui_node(text):
@@ -49,6 +53,8 @@ def _give_dangling_frames(found: list[FoundError], dangling: list[Frame]) -> Non
     if not dangling or not found:
         return
     last = found[-1]
+    if last.frames is dangling:
+        return  # the error IPython's header named, read from the traceback itself
     if not any(looks_like_user_path(frame.file) for frame in last.frames):
         last.frames = [*dangling, *last.frames]
 

@@ -13,7 +13,7 @@ from explainer._config import runbook_url
 from explainer._diagnosis import Diagnosis, Location
 from explainer._inspect import FrameRecord, user_location, walk_traceback
 from explainer.probes import PROBES, Evidence, ProbeContext
-from explainer.rules.base import Match, RuleBase, context_facts, default_rulebase
+from explainer.rules.base import Match, RuleBase, context_facts, default_rulebase, match_rule
 from explainer.rules.templates import render_first
 
 from .exctext import ExceptionTexts
@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 
 PROBE_BUDGET_S = 2.0
 MAX_CHAIN = 20
-MAX_RAISING_FRAMES = 6
+# the innermost library frames a rule may read with the message: torch's own frame may sit above a library's whole
+# call chain (torch.hub's download_url_to_file over urllib's six, urlopen down to do_open)
+MAX_RAISING_FRAMES = 12
 EXCEPTION_GROUP = getattr(builtins, "BaseExceptionGroup", ())  # Python 3.11+
 
 
@@ -144,9 +146,11 @@ def _in_child(diagnosis: Diagnosis, child: Location) -> Diagnosis:
 
 
 def explain_text(text: str, *, location: Location | None = None, rulebase: RuleBase | None = None,
-                 extra_facts: dict[str, Any] | None = None, frames: list[Frame] = (), before: str = "") -> Diagnosis:
+                 extra_facts: dict[str, Any] | None = None, frames: list[Frame] = (), before: str = "",
+                 context: str | None = None) -> Diagnosis:
     """Explain a message from its text alone (a pasted message, a line from a log); frames, the traceback
-    pasted above it, and before, the log lines printed just before it, where the scanner read them."""
+    pasted above it, and before, the log lines printed just before it, where the scanner read them; context, what
+    the rule's context patterns read (before, unless given: a paste read whole gives itself)."""
     rulebase = rulebase or default_rulebase()
     foreign = rulebase.foreign_match(text) or (rulebase.foreign_match(_raise_site(frames[-1]) + text) if frames else None)
     if foreign is not None:
@@ -163,10 +167,29 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
     if tail:
         printed = printed_frames([(f.file, f.line, f.func) for f in tail])
         found = rulebase.match_above(printed + text, found) or found
+    if before.strip():
+        found = _read_with_lines_before(rulebase, text, before, found)
     if found is None:
         return unknown(text, location)
-    context = {k: v for k, v in context_facts(found.rule, before).items() if k not in found.groups}
-    return _diagnose(found, text, [], None, extra_facts={**context, **(extra_facts or {})}, location=location)
+    read = before if context is None else context
+    facts = {k: v for k, v in context_facts(found.rule, read).items() if k not in found.groups}
+    return _diagnose(found, text, [], None, extra_facts={**facts, **(extra_facts or {})}, location=location)
+
+
+# A command that failed: what it printed just before this line says why (the linker's "cannot find -lcuda").
+FAILED_COMMAND_RE = re.compile(r"CalledProcessError: Command |returned non-zero exit status \d+|error: command '[^'\n]+' failed")
+
+
+def _read_with_lines_before(rulebase: RuleBase, text: str, before: str, found: Match | None) -> Match | None:
+    """The error read with the lines printed just before it (the `from torch._C import *` over "DLL load failed"):
+    a rule that needs them wins where it is more specific (a higher priority) than the one the error alone gets, and
+    needs the error too; a rule the lines alone match is of something else printed before (tensorboardX's "NaN or
+    Inf found in input tensor" over a ValueError), except over a failed command, whose own output they are (the
+    linker's "cannot find -lcuda" over gcc's CalledProcessError)."""
+    more = rulebase.match_above(f"{before}\n{text}", found)
+    if more is None or (match_rule(more.rule, before) is not None and not FAILED_COMMAND_RE.search(text)):
+        return found
+    return more
 
 
 # Python <= 3.6 said "cannot import name 'X'" without the module: the import statement it failed on names it.
@@ -212,6 +235,12 @@ WRAPPER_NOTES = [
     (re.compile(r"look up to see its traceback\):\s*(?:Failed to import [\w.]+ because of the following error "
                 r"\(look up to see its traceback\):\s*)*Failed to import (?P<lazy_import_inner>[\w.]+) because"),
      "The chain of imports ended in {lazy_import_inner}, whose import raised it."),
+    # Hydra's instantiate: "Error in call to target 'models.Net':" (or "Error in creating partial(models.Net, ...)
+    # object:"), then repr() of the error the call raised, then the config key that named the target ("full_key: model")
+    (re.compile(r"Error in (?:call to target '|creating partial\()(?P<hydra_target>[^'\s(),]+)"),
+     "Hydra's instantiate raised it from the call to the config's target {hydra_target}."),
+    (re.compile(r"Error in (?:call to target|creating partial)[^\n]*\n(?:[^\n]*\n)*?full_key: (?P<hydra_key>\S+)"),
+     "The config key that names that target: {hydra_key}."),
 ]
 
 
@@ -233,9 +262,14 @@ def _render_texts(rule, text: str, facts: dict[str, Any]) -> tuple[str, list[str
     for pattern, note in WRAPPER_NOTES:
         values = [facts.get(name) for name in pattern.groupindex]
         # a rule that names the wrapper's values itself (undefined_symbol's importer) needs no note
-        if all(isinstance(v, str) for v in values) and not all(f"{v}" in summary for v in values):
+        if all(isinstance(v, str) for v in values) and not all(_names(summary, v) for v in values):
             summary += " " + note.format(**{name: facts[name] for name in pattern.groupindex})
     return summary, render_fixes(rule.fixes, context)
+
+
+def _names(summary: str, value: str) -> bool:
+    """Whether summary names value as a whole (a config key "model" is not named by "pl_modules.model.CDVAE")."""
+    return re.search(rf"(?<![\w.]){re.escape(value)}(?!\.?\w)", summary) is not None
 
 
 def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: RuleBase,
@@ -284,11 +318,13 @@ def _not_pytorch(found: Match, text: str, location: Location | None) -> Diagnosi
 # "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)".
 TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\(\))?) at |\(Triggered internally at\s+|"
                              # torch 1.x's c10::Error: "CUDA error: ... (insert_events at .../THCCachingAllocator.cpp:470)"
-                             r"\((?P<old_function>\w+) at (?=[^\s()]*(?:aten|c10|THC|THCUNN|torch|caffe2)/)|"
+                             # (a lambda's "operator()", a Windows path)
+                             r"\((?P<old_function>[\w:~]+(?:\(\))?) at (?=[^\s()]*(?:aten|c10|THC|THCUNN|torch|caffe2)[/\\])|"
                              # torch <= 1.4's TH/THC errors end with the place alone: "... at /pytorch/aten/src/THC/
                              # generic/THCTensorMasked.cu:27", "not enough memory ... at /pytorch/torch/lib/TH/THGeneral.c:270"
-                             # (or a relative path: "invalid device ordinal at torch/csrc/cuda/Module.cpp:32")
-                             r"(?<=\S) at (?=[^\s()]*(?:(?<= at )|[/\\])(?:aten|c10|TH[A-Z]*|torch|caffe2)[/\\]))"
+                             # (or a relative path: "invalid device ordinal at torch/csrc/cuda/Module.cpp:32", on a line
+                             # of its own where the paste broke the message before it)
+                             r"(?:(?<=\S) |(?<![^\n])[ \t]*)at (?=[^\s()]*(?:(?<=at )|[/\\])(?:aten|c10|TH[A-Z]*|torch|caffe2)[/\\]))"
                              r"(?P<path>[^\s()]+?\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)")
 # torch <= 1.0's THC check of a CUDA call: "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCReduceAll.cuh line=317
 # error=59 : device-side assert triggered" (the number is the CUDA runtime's error code).
@@ -296,8 +332,9 @@ THC_CHECK_RE = re.compile(r"THCudaCheck FAIL file=(?P<path>\S+) line=(?P<line>\d
 TORCH_TREE_RE = re.compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
 
 
-# The place a glog prefix names ("[W ..\\torch\\csrc\\autograd\\python_anomaly_mode.cpp:104] "): torch's C++ logged the line.
-LOGGED_PLACE_RE = re.compile(r"^\s*(?P<path>\S+?\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)\s*$")
+# The place a glog prefix names ("[W ..\\torch\\csrc\\autograd\\python_anomaly_mode.cpp:104] "): torch's C++ logged the line;
+# or torch's Python logger, in the same layout ("W0301 12:00:00.123000 123 torch/_inductor/utils.py:1137] ").
+LOGGED_PLACE_RE = re.compile(r"^\s*(?P<path>\S+?\.(?:(?P<python>py)|cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)\s*$")
 
 
 def torch_source(text: str) -> dict[str, Any] | None:
@@ -311,10 +348,18 @@ def torch_source(text: str) -> dict[str, Any] | None:
                         f"THCudaCheck FAIL {groups['check']}" if groups.get("check") else "")
 
 
-def logged_source(place: str) -> dict[str, Any] | None:
-    """torch's C++ file and line that logged a record, from the place its glog prefix names, or None."""
+def logged_source(place: str) -> tuple[str, dict[str, Any]] | None:
+    """The file and line that logged a record, from the place its glog prefix names: ("torch_source", torch's C++
+    place) or ("logged_from", a Python module's: torch/_inductor/select_algorithm.py:1905, from torch/ on), or None."""
     found = LOGGED_PLACE_RE.match(place)
-    return _source_fact(found.group("path"), found.group("line")) if found is not None else None
+    if found is None:
+        return None
+    if found.group("python"):
+        path = found.group("path").replace("\\", "/")
+        tree = TORCH_TREE_RE.search(path)
+        return "logged_from", {"file": tree.group(1) if tree else path, "line": int(found.group("line")), "function": "",
+                               "code": ""}
+    return "torch_source", _source_fact(found.group("path"), found.group("line"))
 
 
 def _source_fact(path: str, line: str, function: str = "", code: str = "") -> dict[str, Any]:

@@ -43,7 +43,7 @@ class LoneLines:
 
     def records(self) -> Iterator[FoundError]:
         for number, raw in self.lines:
-            line, rank, _, _ = clean_line_record(raw)
+            line, rank, *_ = clean_line_record(raw)
             text = line.strip()
             if text and frame_match(line) is None and not TRACEBACK_RE.match(line):
                 yield FoundError(text[:MAX_MESSAGE_CHARS], [], number, [rank] if rank is not None else [], warning=True)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from explainer._diagnosis import Location
 
-from .logpatterns import (ANSI_RE, AUTOLINK_RE, CONTINUATION_PREFIXES, EMPTY_AFTER_PREFIX, EXCEPTION_RE,
+from .logpatterns import (ANSI_RE, ANSI_RESIDUE_LEAD_RE, ANSI_RESIDUE_RE, AUTOLINK_RE, CONTINUATION_PREFIXES, EMPTY_AFTER_PREFIX, EXCEPTION_RE,
                           JSON_MESSAGE_RE, PREFIX_TABLE, RANK_RE, TQDM_BAR_RE, marker_match, opener_match)
 from .textframes import Frame, frames_location
 
@@ -39,39 +39,85 @@ class FoundError:
         return frames_location(self.frames)
 
 
-def clean_line_record(line: str) -> tuple[str, int | None, bool, str]:
+def uncoloured(line: str) -> str:
+    """The line without ANSI colour codes, or what a paste left of them (codes that lost their escape character, at
+    the start of the line)."""
+    if "\x1b" in line:
+        line = ANSI_RE.sub("", line)
+    if line[:1] == "[" and ANSI_RESIDUE_LEAD_RE.match(line) is not None:
+        line = ANSI_RESIDUE_RE.sub("", line)
+    return line
+
+
+def clean_line_record(line: str) -> tuple[str, int | None, bool, str, str]:
     """The line without ANSI colours and log prefixes, the rank it was tagged with, whether a timestamp
-    or log-level prefix began a new log record there, and the source place a glog prefix named ("" if none)."""
-    line = ANSI_RE.sub("", line.rstrip("\r\n"))[:MAX_LINE_CHARS]
+    or log-level prefix began a new log record there, the source place a glog prefix named ("" if none), and that
+    glog prefix (torch's Python logs put the same prefix on every line of one record)."""
+    line = uncoloured(line.rstrip("\r\n"))[:MAX_LINE_CHARS]
     if "](http" in line:
         line = AUTOLINK_RE.sub(lambda link: link.group(1) or link.group(2), line)
     new_record = False
     rank = None
-    source = ""
+    source = glog = ""
     if "%|" in line and (bar := TQDM_BAR_RE.match(line)) is not None and bar.end() < len(line):
         line = line[bar.end():]  # what was printed where a progress bar ended
     found = RANK_RE.match(line)
     if found:
         rank = int(found.group("rank"))
         line = line[found.end():]
-    head = line[:1]
-    for prefix, first in PREFIX_TABLE:
-        if first is not None and (not head or head not in first):
-            continue
-        found = prefix.match(line)
-        if found is not None and found.end() and (line[found.end():].strip() or prefix in EMPTY_AFTER_PREFIX):
-            line, new_record = line[found.end():], prefix not in CONTINUATION_PREFIXES
-            source = found.groupdict().get("src") or ""
-            break
+    found = _log_prefix(line)
+    if found is not None:
+        prefix, found = found
+        line, new_record = line[found.end():], prefix not in CONTINUATION_PREFIXES
+        groups = found.groupdict()
+        source = groups.get("src") or ""
+        glog = found.group() if source else ""
+        if rank is None and groups.get("rank"):
+            rank = int(groups["rank"])  # the worker's rank in its prefix
+        if rank is None and line[:5] == "[rank" and (tagged := RANK_RE.match(line)) is not None:
+            # a rank's line as Ray or vLLM printed it: "(RayWorkerWrapper pid=4009) [rank1]:[E ProcessGroupNCCL.cpp:563] "
+            rank, line = int(tagged.group("rank")), line[tagged.end():]
+            if (found := _log_prefix(line)) is not None:
+                line, source = line[found[1].end():], found[1].groupdict().get("src") or ""
+                new_record = new_record or found[0] not in CONTINUATION_PREFIXES
+                glog = found[1].group() if source else ""
     if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
         line = line.strip().strip("`")
+    elif line[:1] == "`" and not line.startswith("```") and line.count("`") % 2:
+        line = line[1:]  # an inline code span opened here and closed lines below ("` C = C.reshape(...)")
+    elif line.endswith("`") and not line.endswith("```") and line.count("`") % 2:
+        line = line[:-1]  # ... and closed here ("For debugging consider passing CUDA_LAUNCH_BLOCKING=1.`")
     elif line.startswith("```") and line.rstrip().endswith("```") and len(line.strip()) > 6:
         line = line.strip()[3:-3].strip()  # a code block opened and closed on one line
     elif line[:1] in "*#" or line[:1] == "_" and line.rstrip()[-1:] == "_":
         core = line.strip().strip("*_").lstrip("# ").strip("*_")  # markdown bold, italics, headings (not `_pickle.X`)
         if core and EXCEPTION_RE.match(core):
             line = core
-    return line, rank, new_record, source
+    return line, rank, new_record, source, glog
+
+
+def _log_prefix(line: str) -> tuple[re.Pattern, re.Match] | None:
+    """The log prefix line begins with (the pattern, its match), where something follows it or it may stand alone."""
+    head = line[:1]
+    for prefix, first in PREFIX_TABLE:
+        if first is not None and (not head or head not in first):
+            continue
+        found = prefix.match(line)
+        if found is not None and found.end() and (line[found.end():].strip() or prefix in EMPTY_AFTER_PREFIX):
+            return prefix, found
+    return None
+
+
+def issued_at(opener: re.Match | None, frames: list[Frame], logged_at: str) -> tuple[list[Frame], str]:
+    """The frames and the C++ place of a record whose opener names where it was issued: a warning's Python file and
+    line ("train.py:12: UserWarning: ..."), or torch's C++ source for a warning its C++ issued ("..\\aten\\src\\ATen\\
+    native\\TensorFactories.cpp:361: UserWarning: ...")."""
+    path = opener.groupdict().get("path") if opener is not None else None
+    if not path:
+        return frames, logged_at
+    if path.endswith(".py"):
+        return [Frame(path, int(opener.group("line")))], logged_at
+    return [], f"{path}:{opener.group('line')}"
 
 
 def exception_header(line: str) -> re.Match | None:

@@ -7,14 +7,22 @@ from __future__ import annotations
 
 import re
 
-ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# ANSI sequences: colours and cursor moves (CSI), character set selection ("\x1b(B", which tput's sgr0 prints after its
+# reset). (Not OSC's hyperlinks: those are kept, to be shown escaped.)
+ANSI_RE = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[()][A-Za-z0-9])")
+# The same codes with their escape character lost (a terminal's output pasted into a web page shows them as text):
+# "[1m[31mE   RuntimeError: ...[0m" from pytest, "[36m(RayWorkerWrapper pid=4009)[0m " from Ray. Taken off a line
+# that begins with one.
+ANSI_RESIDUE_RE = re.compile(r"\[(?:\d{1,3};)*\d{1,3}m")
+ANSI_RESIDUE_LEAD_RE = re.compile(r"^(?:\[(?:\d{1,3};)*\d{1,3}m)+")
 RANK_RE = re.compile(r"^\s*\[(?:rank|default)(?P<rank>\d+)\]:\s?")
 PREFIX_RES = [
     # 2024-05-01 10:00:00,123 - trainer - ERROR - ...   /  [2024-05-01 10:00:00] ERROR: ...
     re.compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
                r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*)?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)\]?)\s*[-|:]?)?\s*"),
-    # glog: E0501 10:00:00.123456 1234 file.cpp:12] ...
-    re.compile(r"^[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+(?P<src>[^\]]+)\]\s*"),
+    # glog: E0501 10:00:00.123456 1234 file.cpp:12] ...; torch's Python logs in the same layout, with dynamo's compile
+    # id after the place where one is being compiled: W0301 12:00:00.123000 123 torch/_dynamo/convert_frame.py:1550] [0/8]
+    re.compile(r"^[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+(?P<src>[^\]]+)\](?: \[!?\d+(?:/\d+)+(?:_\d+)?\])?\s*"),
     # ERROR:root:...  /  ERROR: ...  (not torch.jit.trace's TracingCheckError, which lists its findings as
     # "ERROR: Graphs differed across invocations!" lines of its own message)
     re.compile(r"^(?:ERROR|CRITICAL|FATAL):(?!\s*(?:Graphs|Tensor-valued Constant nodes) differed)(?:[\w.]+:)?\s*"),
@@ -26,20 +34,30 @@ PREFIX_RES = [
 ]
 DOCKER_PREFIX_RE = re.compile(r"^[A-Za-z0-9][\w.-]*\s+\|(?: |$)")  # docker compose's service column: "app-1  | "
 # vLLM's logger, on every line of a traceback it logs, after Ray's or its own worker's name where one printed it:
-# "(VllmWorkerProcess pid=760) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] ", "... [core.py:1240] "
-VLLM_PREFIX_RE = re.compile(r"^(?:\([\w-]+ pid=\d+(?:, ip=[\d.]+)?\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} "
+# "(VllmWorkerProcess pid=760) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] ", "... [core.py:1240] ", and the rank of
+# a newer worker: "(VllmWorker rank=6 pid=409) ERROR 07-23 19:34:51 [multiproc_executor.py:487] "
+VLLM_PREFIX_RE = re.compile(r"^(?:\([\w-]+ (?:rank=(?P<rank>\d+) )?pid=\d+(?:, ip=[\d.]+)?\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} "
                             r"\d{2}:\d{2}:\d{2}(?:\.\d+)? \[?[\w.-]+:\d+\](?: |$)")
 # Ray, on every line a worker or actor printed: "(pid=1522026) ", "(RayTrainWorker pid=3181, ip=10.0.0.5) "
 RAY_PREFIX_RE = re.compile(r"^\((?:[\w.-]+ )?pid=\d+(?:, ip=[\d.]+)?\)(?: |$)")
 # pytest's report: the error's lines under an "E" column ("E" then the failing line's indent, at least 3 spaces)
 PYTEST_PREFIX_RE = re.compile(r"^E(?: {3,}|\t)\s*")
-PREFIX_RES += [VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, re.compile(r"^>\s?")]  # the last: quotes
+# Python 3.11's report of an exception group: each member's traceback in a column ("    | " before each line, "+-" lines
+# around it), nested two spaces deeper per level (a border line alone reads as a blank line)
+GROUP_COLUMN_RE = re.compile(r"^(?:  )+(?:[|+] |\+[-+ \d]*$)")
+PREFIX_RES += [VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, GROUP_COLUMN_RE,
+               re.compile(r"^>\s?")]  # the last: quotes
 # a quoted line continues the quote, a container's line its output, pytest's E column the error, vLLM's and Ray's
-# prefixes the traceback they log line by line; other prefixes start a record
-CONTINUATION_PREFIXES = tuple(PREFIX_RES[-5:])
-EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE)  # others with nothing after: a value
+# prefixes the traceback they log line by line, an exception group's column its member's traceback; other prefixes
+# start a record
+CONTINUATION_PREFIXES = tuple(PREFIX_RES[-6:])
+GLOG_PREFIX_RE = PREFIX_RES[1]
+# others with nothing after: a value (a glog prefix alone is an empty line of a log record: torch's Python logs put the
+# prefix on every line of a record)
+EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, GLOG_PREFIX_RE, GROUP_COLUMN_RE)
 # Each prefix with the characters it can begin with (None: any), so that most lines try only a few of the patterns.
-PREFIX_TABLE = list(zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(DIWEC", "(", None, "E", ">"], strict=True))
+PREFIX_TABLE = list(zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(DIWEC", "(", None, "E", " ", ">"],
+                        strict=True))
 # A tqdm progress bar that other output was written right after, with no line break between them (the bar redraws
 # its line with \r, and a crash prints where the bar ended): "Epoch 12/200:  29%|██▉   | 116/404 [01:31<03:42,  1.30it/s,
 # loss=0.27]THCudaCheck FAIL ...". Tried only on lines that hold "%|".
@@ -57,6 +75,8 @@ MARKER_RES = [
     re.compile(r"(?P<message>The client socket has timed out after \d+m?s while trying to connect to .*)"),
     # A DataLoader worker's dying words, written by its signal handler.
     re.compile(r"(?P<message>Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker.*)"),
+    # fastai's DataLoader, when it cannot draw one batch (printed, then either the error or nothing).
+    re.compile(r"(?P<message>Could not do one pass in your dataloader, there is something wrong in it.*)"),
     # torch.distributed.elastic's agent, when a worker dies: the exit code and the signal, before the summary.
     re.compile(r"(?P<message>failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\) of binary: .*)"),
     # Inductor's max-autotune logs a benchmark choice that failed to precompile, then goes on with the others.
@@ -64,6 +84,9 @@ MARKER_RES = [
     # A CUDA kernel's own assertion, printed (once per thread) before "device-side assert triggered".
     # (a paste in markdown inline code loses the backticks around the condition)
     re.compile(r"(?P<message>[^\s`]*\.cuh?:\d+:.*?Assertion\s*(?:`.*?`|\S.*?)\s*failed\.?)"),
+    # torch.multiprocessing.spawn's report of a child's error, over the child's traceback (its "ProcessRaisedException: "
+    # line above it may be left out of a paste)
+    re.compile(r"^\s*(?P<message>--\s*Process \d+ terminated with the following error:?)\s*$"),
 ]
 # Records that begin without a 'SomeError:' line and may go on over the next lines: a warning as
 # `warnings` prints it ("path.py:12: UserWarning: text"), VS Code's "Exception has occurred: Type".
@@ -101,8 +124,9 @@ WHAT_RE = re.compile(r"^\s*what\(\):(?:\s|$)")  # empty when the message follows
 # Plain strings, so that a file can be searched for them by grep -F (explainer/_logfile.py) as well as here.
 TRIGGER_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failure", "Warning", "Watchdog caught",
                     "watchdog got stuck", "Heartbeat monitor timed out", "client socket has timed out",
-                    "Assertion", "terminate called", "发生异常", "exitcode", "encountered in worker", "File ", '", line ', ".py in ",
-                    "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL", "<class '")
+                    "Assertion", "terminate called", "发生异常", "exitcode", "encountered in worker", "Could not do one pass", "File ", '", line ', ".py in ",
+                    "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL", "<class '",
+                    "terminated with the following error")
 TRIGGER_RE = re.compile("|".join(re.escape(literal) for literal in TRIGGER_LITERALS))
 INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
 # Python's header, or IPython's: the error type, then "Traceback (most recent call last)" at the right margin.
@@ -122,6 +146,9 @@ COMFY_NODE_RE = re.compile(r"^\s*(?:>\s*)*(?:Error occurred when executing (?P<r
 # ("VAEEncode", "WanVideoSampler"), then the message without its type.
 COMFY_TITLE_RE = re.compile(r"^(?!\w*(?:Error|Exception|Warning|Interrupt|Exit|Traceback)$)(?=[A-Z]\w*[a-z])[A-Z]\w*[A-Z]\w*$")
 AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceback:|Set TORCH_LOGS=|"
+                            # a data-dependent guard's place: "Caused by: x = ...  # <eval_with_key>.3:23 in forward
+                            # (file:line in f)" (torch.fx.experimental.symbolic_shapes)
+                            r"Caused by: |consider using data-dependent friendly APIs|"
                             r"Set torch\._dynamo\.config\.|You can suppress this exception|"
                             # torch.onnx.export's report: "## Exception summary", then "<class 'KeyError'>: ..."
                             r"## Exception summary|<class '[\w.]+'>: |"
@@ -202,3 +229,13 @@ def comfyui_node(text: str) -> str:
         return named
     title, _, rest = text.strip().partition("\n")
     return comfyui_title(title) if rest.strip() else ""
+
+
+def introduces_inner(lines: list[str]) -> bool:
+    """A record whose last line announces the error that follows ("BackendCompilerFailed: backend='inductor'
+    raised:"): the next 'SomeError:' line is its inner error, not a new record."""
+    return bool(lines) and lines[-1].rstrip().endswith(" raised:")
+
+
+def pytest_section(line: str) -> bool:
+    return line[:3] in ("___", "===") and PYTEST_SECTION_RE.match(line) is not None

@@ -10,17 +10,19 @@ JSON "message" string. Reading one line is loglines.py's job.
 
 from __future__ import annotations
 
-import re
+import itertools
 from collections import deque
 from typing import Iterable, Iterator
 
-from .loglines import MAX_MESSAGE_CHARS, FoundError, Line, clean_line_record, exception_header, json_error
+from .loglines import (MAX_MESSAGE_CHARS, FoundError, Line, clean_line_record, exception_header, issued_at, json_error,
+                       uncoloured)
 from .logpatterns import (AFTER_BLANK_RE, CHAIN_RE, DEDUPE_RES, EMBEDDED_RE, FORWARD_TRACE_RE, HERE_MARK, INLINE_CODE_RE,
-                          LOGGED_OPENERS, ORIGINAL_TRACEBACK, PYTEST_CRASH_RE, PYTEST_PLACE_RE, PYTEST_SECTION_RE,
-                          REPRO_PART_RE, SCRIPT_QUOTE_RE, TERMINATE_OPENER, TRACEBACK_END_RE, TRACEBACK_RE, VSCODE_OPENER,
-                          WARNING_OPENER, WHAT_RE, WORKER_HEAD_RE, comfyui_title, node_named)
-from .textframes import (ANNOTATION_RE, CALL_LINE_RE, FRAME_RE, RAISE_RE, Frame, RichBox, frame_match, frames_below,
-                         in_call_order, unglued, with_failed_assert)
+                          LOGGED_OPENERS, ORIGINAL_TRACEBACK, PYTEST_CRASH_RE, PYTEST_PLACE_RE, REPRO_PART_RE,
+                          SCRIPT_QUOTE_RE, TERMINATE_OPENER, TRACEBACK_END_RE, TRACEBACK_RE, VSCODE_OPENER,
+                          WARNING_OPENER, WHAT_RE, WORKER_HEAD_RE, comfyui_title, introduces_inner, node_named,
+                          pytest_section)
+from .textframes import (ANNOTATION_RE, CALL_LINE_RE, FRAME_RE, Frame, RichBox, frame_match, frames_below, in_call_order,
+                         unglued, with_failed_assert)
 from .tracelines import TracebackReader
 
 MAX_MESSAGE_LINES = 80
@@ -32,9 +34,11 @@ BEFORE_LINES = 4  # log lines kept as what was printed just before an error (rul
 
 
 class _Stream(TracebackReader):
-    """The scanning state of one output stream: the untagged lines, or one rank's lines."""
+    """The scanning state of one output stream: the untagged lines, or one rank's lines. A rank's stream reads the
+    untagged stream's lines outside records too (shared): what a rank's process printed without its prefix (the
+    autotuner's "precompiling for 18 choices") is also what that rank printed just before its error."""
 
-    def __init__(self) -> None:
+    def __init__(self, shared: _Stream | None = None, clock: Iterator[int] | None = None) -> None:
         self.frames: list[Frame] = []
         self.in_traceback = False
         self.current: FoundError | None = None
@@ -53,12 +57,20 @@ class _Stream(TracebackReader):
         self.titled = False  # that node was a paste's first line, not a line that names it
         self.rich = RichBox()
         self.logged_at = ""  # the C++ source place the line's glog prefix named ("python_anomaly_mode.cpp:104")
+        self.glog = ""  # the line's glog prefix
         self.values: list[tuple[str, str]] = []  # loguru's values printed with no frame line above them
         self.last_done: FoundError | None = None  # the last record finished
         self.chained_from: FoundError | None = None  # that record, when Python said it was the next one's direct cause
-        self.recent: deque[str] = deque(maxlen=BEFORE_LINES)  # lines outside records since the last one ended
+        # lines outside records since the last one ended, each with its place in the input (the clock, shared by the
+        # streams of one input), so that the untagged lines of the shared stream can be put among them in order
+        self.recent: deque[tuple[int, str]] = deque(maxlen=BEFORE_LINES)
+        self.shared = shared
+        self.clock = clock if clock is not None else itertools.count()
+        self.ended = -1  # the clock when the last record ended: the shared stream's lines before it are not read
         self.pytest_frames: list[Frame] = []
         self.marked_code = self.marked_func = ""
+        self.traceback_type = ""
+        self.reported = False  # a record was found in this stream
 
     def finish(self) -> FoundError | None:
         done = self.current
@@ -77,6 +89,7 @@ class _Stream(TracebackReader):
         self.current, self.lines, self.embedded_depth, self.blank_lines, self.fence = None, [], 0, 0, ""
         if done is not None:
             self.recent.clear()
+            self.ended = next(self.clock)
             self.last_done = done
             self.pytest_frames = []
         return done
@@ -99,26 +112,27 @@ class _Stream(TracebackReader):
         elif number == 1 and (title := comfyui_title(line)):
             self.node, self.titled = title, True  # ComfyUI's error dialog: the node, then its error
         idle = self.current is None and not self.in_traceback
-        yield from self._feed(number, line, rank, new_record)
+        for found in self._feed(number, line, rank, new_record):
+            self.reported = True
+            yield found
         if idle and self.current is None and not self.in_traceback and (kept := line.strip()):
-            self.recent.append(kept)
+            self.recent.append((next(self.clock), kept))
         self.previous = line
 
-    def cut_traceback(self, number: int, rank: int | None) -> FoundError | None:
-        """A traceback that ends without its error line, at a `raise Type("text")` statement."""
-        if self.current is not None or not self.in_traceback or not self.frames:
-            return None
-        found = RAISE_RE.match(self.frames[-1].code)
-        if found is None:
-            return None
-        text = f"{found.group('type')}: {found.group('msg')}"
-        return FoundError(text, self.frames, number, [rank] if rank is not None else [], before=list(self.recent))
+    def before(self) -> list[str]:
+        """The last lines printed outside records since the last record ended: this stream's, and where it is a
+        rank's, the untagged lines among them."""
+        lines = list(self.recent)
+        if self.shared is not None and self.shared.recent:
+            lines = sorted(lines + [(at, line) for at, line in self.shared.recent if at > self.ended])[-BEFORE_LINES:]
+        return [line for _, line in lines]
 
     def _feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
         seen = Line.read(line)
         if self.in_traceback and self.frames and seen.header is None and (self.frames[-1].code or self.frames[-1].ipython):
-            # the line that ends a traceback names the error's type whatever it is called (triton's OutOfResources)
-            seen.header = TRACEBACK_END_RE.match(line)
+            # the line that ends a traceback names the error's type whatever it is called (triton's OutOfResources, or
+            # the type IPython's header named: queue's "Empty: ")
+            seen.header = TRACEBACK_END_RE.match(line) or self._named_end(line)
         was_open = self.current is not None
         if was_open:
             if self.forward_trace and self._forward_frame(seen):
@@ -141,8 +155,9 @@ class _Stream(TracebackReader):
                     self._extend_message(seen)
                     return
                 yield from self._finished()
-        if TRACEBACK_RE.match(line):
+        if (opened := TRACEBACK_RE.match(line)) is not None:
             self.in_traceback, self.frames, self.pytest_frames = True, [], []
+            self.traceback_type = (opened.group("ipython") or "").strip()  # IPython's header names the error's type
             return
         frame = None if seen.header else frame_match(line)
         if self._traceback_detail(seen, frame):
@@ -151,9 +166,14 @@ class _Stream(TracebackReader):
         if seen.header or seen.opener:
             self._open_message(number, seen, ranks, was_open)
         elif seen.marker is not None:
-            yield self._logged_line(number, seen, ranks, list(self.recent))
+            yield self._logged_line(number, seen, ranks, self.before(), self.logged_at)
         else:
             yield from self._outside_message(number, line, rank, ranks)
+
+    def goes_on(self, line: str, new_record: bool) -> bool:
+        """Whether line, read next, would be a part of the open record's message."""
+        seen = Line.read(line)
+        return not TRACEBACK_RE.match(line) and not self._ends_message(seen, new_record)
 
     def _finished(self) -> Iterator[FoundError]:
         done = self.finish()
@@ -238,15 +258,21 @@ class _Stream(TracebackReader):
 
     def _ends_message(self, seen: Line, new_record: bool) -> bool:
         line = seen.line
-        if TRACEBACK_RE.match(line) or CHAIN_RE.match(line) or line.startswith("```") or _pytest_section(line):
+        if TRACEBACK_RE.match(line) or CHAIN_RE.match(line) or line.startswith("```") or pytest_section(line):
             return True
         if len(self.lines) == 1 and self.terminate and WHAT_RE.match(line):
             return False  # what() says what the exception named on the line before was
-        if seen.header is not None and _introduces_inner(self.lines) and len(self.lines) < MAX_MESSAGE_LINES:
+        if seen.header is not None and introduces_inner(self.lines) and len(self.lines) < MAX_MESSAGE_LINES:
             return False  # "... raised:" then its inner error, even when each line has a log prefix of its own
+        if seen.marker is not None and self._header_only():
+            return False  # the message the header announced ("ProcessRaisedException: ", then "-- Process 0 terminated")
         if len(self.lines) >= MAX_MESSAGE_LINES or new_record or seen.marker or seen.opener:
             return True
         return seen.header is not None and not self.embedded_depth
+
+    def _header_only(self) -> bool:
+        """The open record is a header with no message yet (blank lines may follow it)."""
+        return self.lines[0].rstrip().endswith(":") and not any(line.strip() for line in self.lines[1:])
 
     def _extend_message(self, seen: Line) -> None:
         if self._worker_frames(seen):
@@ -262,7 +288,7 @@ class _Stream(TracebackReader):
         first = seen.stripped if header else opener.group("message").strip()
         if opener is not None and opener.groupdict().get("type"):
             first = f"{opener.group('type')}: {first}"  # a logger's "<class 'X'> at f.py:N - text"
-        warning = _is_warning(header.group("type") if header else first.split(":", 1)[0])
+        warning = (header.group("type") if header else first.split(":", 1)[0]).endswith("Warning")
         frames = [*self.pytest_frames, *(self.frames if self.in_traceback else [])]  # pytest's, then Python's own
         self.pytest_frames = []
         for frame in frames:
@@ -270,7 +296,7 @@ class _Stream(TracebackReader):
                 frame.code = self.repl_statement
         if not frames and not was_open and header and CALL_LINE_RE.match(self.previous):
             frames = [Frame("", 0, code=self.previous.strip())]  # no file known, only the statement
-        frames, logged_at = _issued_at(opener, frames, self.logged_at)
+        frames, logged_at = issued_at(opener, frames, self.logged_at)
         self.source_line_next = opener is not None and opener.re is WARNING_OPENER and bool(frames)
         node = "" if self.titled and number > 3 else self.node  # a title names the error just below it
         self.terminate = opener is not None and opener.re is TERMINATE_OPENER
@@ -280,7 +306,7 @@ class _Stream(TracebackReader):
         logged = opener is not None and opener.re in LOGGED_OPENERS
         values = next((frame.values for frame in reversed(frames) if frame.values), None) or self.values
         cause = self.chained_from
-        before = list(self.recent) or (cause.before if cause is not None else [])  # one failure: the cause's lines
+        before = self.before() or (cause.before if cause is not None else [])  # one failure: the cause's lines
         self.current = FoundError("", frames, number, ranks, warning=warning, node=node, before=before,
                                   logged_line=logged, logged_by=opener.re.pattern if logged else "",
                                   logged_at=logged_at, values=list(values),
@@ -298,7 +324,7 @@ class _Stream(TracebackReader):
         self.in_traceback, self.frames = False, []
 
     @staticmethod
-    def _logged_line(number: int, seen: Line, ranks: list[int], before: list[str]) -> FoundError:
+    def _logged_line(number: int, seen: Line, ranks: list[int], before: list[str], logged_at: str) -> FoundError:
         """A message logged without an 'Error:' header (the NCCL watchdog): complete in one line."""
         marker = seen.marker
         marker_rank = marker.groupdict().get("rank")
@@ -308,7 +334,7 @@ class _Stream(TracebackReader):
         if marker_rank is not None:
             text = f"[Rank {marker_rank}] {text}"  # the rank the component named, kept in the message
         return FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True, before=before,
-                          logged_by=marker.re.pattern)
+                          logged_by=marker.re.pattern, logged_at=logged_at)
 
     def _outside_message(self, number: int, line: str, rank: int | None, ranks: list[int]) -> Iterator[FoundError]:
         if self.in_traceback and not line.startswith(" "):
@@ -320,7 +346,7 @@ class _Stream(TracebackReader):
             self.in_traceback, self.frames = False, []
         if ".py:" in line and (place := PYTEST_PLACE_RE.match(line)) is not None:
             self.keep_pytest_frames([self.pytest_place(place.group("path"), place.group("line"))])
-        elif _pytest_section(line):
+        elif pytest_section(line):
             self.pytest_frames, self.marked_code, self.marked_func = [], "", ""  # another test's report
         if self.values and line.strip():
             self.values = []  # values printed under code the paste left out belong to the error right below them
@@ -335,33 +361,7 @@ class _Stream(TracebackReader):
             if exception_header(inline.group(1)):
                 yield FoundError(inline.group(1).strip(), [], number, ranks)
         if '"message"' in line and (text := json_error(line)):
-            yield FoundError(text, [], number, ranks, before=list(self.recent))
-
-
-def _introduces_inner(lines: list[str]) -> bool:
-    """A record whose last line announces the error that follows ("BackendCompilerFailed: backend='inductor'
-    raised:"): the next 'SomeError:' line is its inner error, not a new record."""
-    return bool(lines) and lines[-1].rstrip().endswith(" raised:")
-
-
-def _issued_at(opener: re.Match | None, frames: list[Frame], logged_at: str) -> tuple[list[Frame], str]:
-    """The frames and the C++ place of a record whose opener names where it was issued: a warning's Python file and
-    line ("train.py:12: UserWarning: ..."), or torch's C++ source for a warning its C++ issued ("..\\aten\\src\\ATen\\
-    native\\TensorFactories.cpp:361: UserWarning: ...")."""
-    path = opener.groupdict().get("path") if opener is not None else None
-    if not path:
-        return frames, logged_at
-    if path.endswith(".py"):
-        return [Frame(path, int(opener.group("line")))], logged_at
-    return [], f"{path}:{opener.group('line')}"
-
-
-def _pytest_section(line: str) -> bool:
-    return line[:3] in ("___", "===") and PYTEST_SECTION_RE.match(line) is not None
-
-
-def _is_warning(error_type: str) -> bool:
-    return error_type.endswith("Warning")
+            yield FoundError(text, [], number, ranks, before=self.before())
 
 
 class Scanner:
@@ -374,6 +374,8 @@ class Scanner:
         # the frames of a traceback the input ended in, with no error line under them (a paste that put the error
         # first, or cut it): read by the short-paste reading, which gives them to the error the paste holds
         self.dangling: list[Frame] = []
+        self.clock = itertools.count()  # orders the lines kept before records across streams
+        self.previous_rank: int | None = None  # the rank of the stream the line before went to
 
     def idle(self) -> bool:
         return all(s.current is None and not s.in_traceback for s in self.streams.values())
@@ -396,15 +398,23 @@ class Scanner:
         """The rank's stream, opened on its first line (None past MAX_STREAMS ranks)."""
         stream = self.streams.get(rank)
         if stream is None and len(self.streams) < MAX_STREAMS:
-            stream = self.streams[rank] = _Stream()
+            shared = self._stream(None) if rank is not None else None
+            stream = self.streams[rank] = _Stream(shared, self.clock)
         return stream
 
     def feed(self, number: int, raw: str) -> Iterator[FoundError]:
-        line, rank, new_record, source = clean_line_record(raw)
+        raw = uncoloured(raw)  # (pytest's coloured report: "\x1b[1m\x1b[31m>       loss.backward()")
+        line, rank, new_record, source, glog = clean_line_record(raw)
+        if rank is None and self.previous_rank is not None and line.strip():
+            rank = self._continued_rank(line, new_record)
         stream = self._stream(rank)
         if stream is None:
             return
+        self.previous_rank = rank
         self.last_line[rank] = number
+        if glog and glog == stream.glog and stream.current is not None:
+            new_record = False  # torch's Python logs put the same prefix (time, process, place) on each line of a record
+        stream.glog = glog
         stream.logged_at = source
         if raw[:1] in (">", " "):
             stream.pytest_source(raw)
@@ -412,10 +422,21 @@ class Scanner:
         if number % STALE_LINES == 0:
             yield from self.expire(number)
 
+    def _continued_rank(self, line: str, new_record: bool) -> int | None:
+        """The rank whose record an untagged line goes on, or None: a rank's prefix is put on each write, so the lines
+        of a message with line breaks in it ("ZeRORuntimeException: " then the reason; glog's message, then "Exception
+        raised from checkTimeout at ...") come untagged right under its first line."""
+        ranked = self.streams.get(self.previous_rank)
+        untagged = self.streams.get(None)
+        if ranked is None or ranked.current is None or ranked.blank_lines or \
+                (untagged is not None and (untagged.current is not None or untagged.in_traceback)):
+            return None
+        return self.previous_rank if ranked.goes_on(line, new_record) else None
+
     def remember(self, tail: list[str]) -> None:
         """The last lines of a block skipped unread (no error was open): kept as the lines before the next one."""
         for raw in tail:
-            line, rank, _, _ = clean_line_record(raw)
+            line, rank, *_ = clean_line_record(raw)
             stream = self._stream(rank)
             if stream is None:
                 continue
@@ -424,16 +445,19 @@ class Scanner:
                 continue
             stream.previous = line
             if line.strip():
-                stream.recent.append(line.strip())
+                stream.recent.append((next(self.clock), line.strip()))
                 stream.values = []
 
     def finish(self) -> Iterator[FoundError]:
         for rank, stream in self.streams.items():
-            cut = stream.cut_traceback(self.last_line.get(rank, 0), rank)
+            last = self.last_line.get(rank, 0)
+            cut = stream.cut_traceback(last, rank)
             if cut is not None:
                 yield cut
             elif stream.in_traceback and stream.frames and stream.current is None:
                 self.dangling = stream.frames
+                if (headed := stream.headed_traceback(last, rank)) is not None:
+                    yield headed
             done = stream.finish()
             if done is not None:
                 yield done

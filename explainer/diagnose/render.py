@@ -10,6 +10,11 @@ from explainer._diagnosis import Diagnosis
 
 FORMATS = ("text", "json")
 MAX_FIELD = 500
+# A rule's summary and fixes are its own sentences with the message's values in them, often longer than a field of the
+# message (a fifth of the examples' summaries are over 500 characters): shown whole up to these, then cut with "…"
+# (the JSON output keeps them whole).
+MAX_SUMMARY = 2000
+MAX_FIX = 1000
 
 
 def add_format_argument(parser, json_means: str) -> None:
@@ -76,10 +81,11 @@ class _Row:
 
 
 # Facts that place the error beyond its location, each a frame {"file", "line", "function", "code"}, in the
-# order they are shown, with their labels.
-FRAME_FACTS = (("called_via", "via "), ("entered_via", "via "), ("raised_in", "raised in "),
+# order they are shown, with their labels (statement: the user's line a paste began with, its frame line cut off: no
+# file, no line).
+FRAME_FACTS = (("statement", "at "), ("called_via", "via "), ("entered_via", "via "), ("raised_in", "raised in "),
                ("reraised_at", "re-raised in the parent process at "), ("script_source", "in the scripted code at "),
-               ("torch_source", "in torch's C++ at "))
+               ("torch_source", "in torch's C++ at "), ("logged_from", "logged from "))
 
 
 def _rows(diagnosis: Diagnosis) -> list[_Row]:
@@ -91,7 +97,7 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
         _Row([], [("torch-explainer", "bold magenta"), (" ", None), (f"[{diagnosis.rule}]", "dim"), (" ", None),
                   (_safe(diagnosis.title), "bold")]) if diagnosis.rule else
         _Row([], [("torch-explainer: ", "bold magenta"), (_safe(diagnosis.title), "bold")]),
-        _Row([("  ", None)], [(_safe(diagnosis.summary), None)]),
+        _Row([("  ", None)], [(_safe(diagnosis.summary, MAX_SUMMARY), None)]),
     ]
     if diagnosis.location is not None:
         where = escape_controls(f"{diagnosis.location.file}:{diagnosis.location.line}")
@@ -116,7 +122,7 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
                              [(_describe(culprit), None)]))
     if diagnosis.fixes:
         rows.append(_Row([("  ", None)], [("fix:", "bold green")]))
-        rows.extend(_Row([("    - ", None)], [(_safe(fix), None)]) for fix in diagnosis.fixes)
+        rows.extend(_Row([("    - ", None)], [(_safe(fix, MAX_FIX), None)]) for fix in diagnosis.fixes)
     if diagnosis.runbook:
         url = escape_controls(diagnosis.runbook)
         rows.append(_Row([("  ", None)], [("runbook: ", "dim"), (url, "underline")], wrap=False,
@@ -133,7 +139,8 @@ def _frame_rows(facts: dict[str, Any]) -> list[_Row]:
         if isinstance(frame, dict):
             if not frame.get("file"):  # only the statement was pasted above the error: no file, no line
                 code = f"   {frame.get('code')}" if frame.get("code") else ""
-                rows.append(_Row([("  ", None)], [("raised at", "dim"), (_safe(code), None)]))
+                rows.append(_Row([("  ", None)], [("raised at" if key == "raised_in" else label.rstrip(), "dim"),
+                                                  (_safe(code), None)]))
                 continue
             rows.append(_place_row("  ", label, frame, function=True))
     for place in facts.get("also_at") or ():

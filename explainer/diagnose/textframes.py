@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -28,8 +30,10 @@ IPYTHON_FRAME_RES = [
     re.compile(r'^\s*File (?P<file>[^"\s\[][^,"]*?\.py):(?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
     # JupyterLab's copy keeps the file as a markdown link: "File [~/x.py:64](http://host/lab/tree/x.py#line=63), in f"
     re.compile(r'^\s*File \[(?P<file>[^\]\s]+?\.py):(?P<line>\d+)\]\([^)\s]*\)(?:, in (?P<func>.+))?\s*$'),
-    re.compile(r'^(?P<file>[^\s"]+\.py) in (?P<func>[\w<>.]+)\(.*$'),
-    re.compile(r'^(?P<file><ipython-input-[\w-]+>) in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
+    # (a module's own frame has no arguments: "~\\.conda\\envs\\py3\\lib\\site-packages\\torch\\__init__.py in <module>")
+    re.compile(r'^(?P<file>[^\s"]+\.py) in (?P<func>[\w<>.]+)(?:\(.*|(?<=<module>)\s*)$'),
+    # (a Databricks notebook's cell: "<command-1357939202606131> in <module>")
+    re.compile(r'^(?P<file><(?:ipython-input-[\w-]+|command-\d+)>) in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
     # A notebook cell: "Cell In[3], line 1" (IPython 8.4 and later, ", in f(x)" for a function defined there),
     # "Input In [99], in f(self, x)" (IPython 8.0-8.3; the line comes from the arrow).
     re.compile(r'^\s*(?P<file>Cell In\s*\[\d+\]), line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
@@ -153,7 +157,7 @@ def _package(path: str) -> str:
 # Pseudo-files of code typed in by the user: the REPL (Python 3.13's "<python-input-3>"), IPython's cells, IDLE's shell.
 # Any other "<...>" is code Python was handed as a string by a library or by torch, with no file to open: a process
 # started by multiprocessing's spawn ('python -c ...'), triton's kernel launcher, an FX graph, a decorator's wrapper.
-TYPED_PSEUDO_FILES = ("<stdin>", "<ipython-input-", "<input>", "<python-input-", "<console>", "<pyshell#")
+TYPED_PSEUDO_FILES = ("<stdin>", "<ipython-input-", "<input>", "<python-input-", "<console>", "<pyshell#", "<command-")
 # The standard library under a Python that is not laid out as lib/pythonX.Y (Windows, conda's envs\NAME\Lib).
 STDLIB_UNDER_LIB_RE = re.compile(r"/lib/(?P<module>\w+)(?:/|\.py$)")
 STDLIB_MODULES = frozenset(sys.stdlib_module_names)
@@ -188,7 +192,24 @@ def looks_like_user_path(path: str) -> bool:
     if re.search(r"/lib/python\d\.\d+/", lowered) or _is_torch_path(lowered):
         return False
     stdlib = STDLIB_UNDER_LIB_RE.search(lowered.lower())
-    return stdlib is None or stdlib.group("module") not in STDLIB_MODULES
+    if stdlib is not None and stdlib.group("module") in STDLIB_MODULES:
+        return False
+    return not _relative_stdlib_file(lowered)
+
+
+def _relative_stdlib_file(path: str) -> bool:
+    """A path relative to the standard library's folder, as a frozen application (PyInstaller) prints its frames:
+    "urllib/request.py" (not a folder of the user's named like a standard module, "code/train.py": the file must be
+    one of this Python's own)."""
+    head, _, rest = path.partition("/")
+    return bool(rest) and head in STDLIB_MODULES and path.endswith(".py") and _stdlib_has(path)
+
+
+@functools.lru_cache(maxsize=256)
+def _stdlib_has(relative: str) -> bool:
+    import sysconfig
+
+    return os.path.isfile(os.path.join(sysconfig.get_paths()["stdlib"], relative))
 
 
 def looks_like_library_path(path: str) -> bool:

@@ -4,13 +4,18 @@ scanner of a stream (logscan.py) is a TracebackReader."""
 
 from __future__ import annotations
 
+import re
+from collections import deque
+
 from .loglines import FoundError, Line
 from .logpatterns import PYTEST_MARKED_LINE, SOURCE_DEF_RE
-from .textframes import (ARROW_RE, CONTEXT_LINE_RE, MAX_VALUE_CHARS, WRAP_WIDTH, Frame, annotated_name,
-                         frame_match)
+from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, MAX_VALUE_CHARS, RAISE_RE, WRAP_WIDTH, Frame,
+                         annotated_name, frame_match)
 
 MAX_VALUES = 12  # of one frame's code, as loguru printed them
 MAX_PYTEST_FRAMES = 200
+# A line that stands for frames a paste left out: "...", "……", "[...]", "⋮"
+ELISION_CHARS = frozenset(".…⋮[]() ")
 
 
 class TracebackReader:
@@ -25,6 +30,36 @@ class TracebackReader:
     pytest_frames: list[Frame]  # the entries of pytest's report read so far, for the error it ends with
     marked_code: str  # the source line pytest marked with ">" in the entry being read (--tb=long)
     marked_func: str  # the function whose "def" line that entry's source began with
+    recent: deque[tuple[int, str]]  # the lines outside records printed since the last one ended
+    traceback_type: str  # the error's type, where IPython's header of the traceback being read named it
+    reported: bool  # a record was found in this stream
+    last_done: FoundError | None  # the last record finished
+    elided: bool = False  # the line before stood for frames the paste left out
+
+    def cut_traceback(self, number: int, rank: int | None) -> FoundError | None:
+        """A traceback that ends without its error line, at a `raise Type("text")` statement."""
+        if self.current is not None or not self.in_traceback or not self.frames:
+            return None
+        found = RAISE_RE.match(self.frames[-1].code)
+        if found is None:
+            return None
+        text = f"{found.group('type')}: {found.group('msg')}"
+        return FoundError(text, self.frames, number, [rank] if rank is not None else [], before=self.before())
+
+    def _named_end(self, line: str) -> re.Match | None:
+        """The error line of IPython's traceback whose header named its type, when no other reading knows the type."""
+        named = self.traceback_type
+        if not named or not line.startswith(named) or line[len(named):len(named) + 1] not in ("", ":"):
+            return None
+        return re.match(rf"(?P<type>{re.escape(named)})(?::\s?(?P<msg>.*))?$", line)
+
+    def headed_traceback(self, number: int, rank: int | None) -> FoundError | None:
+        """An input that ends in IPython's traceback, cut before its error line, with no other error in it: the error
+        its header named ("ProcessExitedException      Traceback (most recent call last)"), with no message."""
+        if self.current is not None or not self.in_traceback or not self.frames or not self.traceback_type \
+                or self.reported or self.last_done is not None:
+            return None
+        return FoundError(self.traceback_type, self.frames, number, [rank] if rank is not None else [], before=self.before())
 
     def pytest_source(self, raw: str) -> None:
         """A line of the source pytest prints for an entry of its report: the failing line, marked, or a def line."""
@@ -67,13 +102,35 @@ class TracebackReader:
 
     def _traceback_detail(self, seen: Line, frame: Frame | None) -> bool:
         """Whether the line was a part of a traceback (a frame, its code, a wrapped piece, IPython context)."""
+        if frame is not None or seen.header is not None:
+            self.elided = False
+        elif self.in_traceback and self.frames and self._elision(seen):
+            return True
         if self.in_traceback and seen.header is None and frame is None and self.frames \
                 and not seen.line[:1].isspace() and self._unindented_frame_part(seen):
             return True
         if frame is not None and not self.in_traceback:
             self.in_traceback, self.frames = True, []  # a traceback pasted without its first lines
+            if self.recent and self.recent[-1][1] == self.previous.strip() and CALL_LINE_RE.match(self.previous):
+                # ... from the code line of its first frame ("loss_D.backward()"): the statement, in a frame of no file
+                self.frames.append(Frame("", 0, code=self.previous.strip()))
         if self.in_traceback and seen.header is None:
             return self._traceback_line(seen, frame)
+        return False
+
+    def _elision(self, seen: Line) -> bool:
+        """A line standing for frames the paste left out ("……"), or the code line under it: the code of a frame whose
+        own line was left out (a frame with no file, the statement that ran), as in "……" then
+        "next_tokens = torch.multinomial(probs, num_samples=1)" over the error."""
+        stripped = seen.stripped
+        elided, self.elided = self.elided, False
+        if ("…" in stripped or "..." in stripped or "⋮" in stripped) and set(stripped) <= ELISION_CHARS \
+                and not self.frames[-1].ipython:
+            self.elided = True
+            return True
+        if elided and stripped and not ARROW_RE.match(seen.line) and not set(stripped) <= set("^~ "):
+            self.frames.append(Frame("", 0, code=stripped))
+            return True
         return False
 
     def _unindented_frame_part(self, seen: Line) -> bool:

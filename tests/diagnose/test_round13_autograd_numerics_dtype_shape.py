@@ -97,7 +97,7 @@ CASES = [
     # legacy convolution wordings (torch 0.1-1.1)
     ("RuntimeError: Expected 4-dimensional input for 4-dimensional weight [64, 3, 7, 7], but got input of size [2, 10, "
      "3, 320, 320] instead",  # fanq15/FSOD-code#60
-     "shape.conv_input_rank", ["[64, 3, 7, 7]", "[2, 10, 3, 320, 320]", "4D input"]),
+     "shape.conv_input_rank", ["[64, 3, 7, 7]", "[2, 10, 3, 320, 320]", "4-dimensional input"]),
     ("RuntimeError: Need input of dimension 4 and input.size[1] == 1 but got input to be of shape: [3 x 3 x 7 x 7]",
      "shape.conv_channels", ["expects 1 input channels", "[3 x 3 x 7 x 7]", "has 3 channels"]),  # pytorch#1406
     ("RuntimeError: Given groups=2 and weights of shape: [4, 2, 3, 3, 3] , so expected input ([1, 2, 5, 5, 5])  to "

@@ -98,7 +98,7 @@ CASES = [
      "dtype.not_implemented", ["s__th_addmm", "torch.HalfTensor"]),
     ("RuntimeError: Expected object of scalar type Double but got scalar type Float for argument #3 'mat2' in call to "
      "_th_addmm_out",  # fastai/fastai#2573
-     "dtype.matmul_mixed", ["_th_addmm_out", "scalar type Double", "scalar type Float for 'mat2'"]),
+     "dtype.matmul_mixed", ["_th_addmm_out", "scalar type Double", "scalar type Float for argument #3 'mat2'"]),
     ("RuntimeError: _convert_weight_to_int4pack_cpu : expect weight to be kByte.",  # optimum-quanto#274
      "dtype.quantized_compute_dtype", ["_convert_weight_to_int4pack_cpu", "kByte", "[N, K/2]", "PyTorch 2.5"]),
     ("TypeError: Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64. Please use "

@@ -3,6 +3,8 @@ no example is claimed first by another rule, and every fixture still reproduces 
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from explainer._inspect import walk_traceback
@@ -34,6 +36,26 @@ def test_examples_are_claimed_by_their_own_rule(rule):
         assert claimed.rule.id == rule.id, (
             f"example {number} of {rule.id} ({_where(rule, example)}) was claimed first by {claimed.rule.id} "
             f"({claimed.rule.file})")
+
+
+def test_examples_claimed_by_their_own_rule_are_answered_by_it_when_pasted():
+    # A pasted message goes through the scanner (explainer explain -), which cuts it into records: an example its rule
+    # claims as a whole must still be answered by that rule, or the rule's page shows a message it does not explain.
+    # (one test for all, not one per rule: about 2,500 pastes, a few seconds)
+    from explainer.cli.explain import explain_stream
+
+    missed = []
+    for rule in RULES:
+        for number, example in enumerate(rule.examples, start=1):
+            claimed = RULEBASE.claim(example.message)
+            if claimed is None or claimed.rule.id != rule.id:
+                continue  # reported by test_examples_are_claimed_by_their_own_rule
+            answers = explain_stream(io.StringIO(example.message))
+            if not any(d.rule == rule.id or (d.rule is None and rule.kind == "foreign" and d.title == rule.title)
+                       for d in answers):
+                missed.append(f"example {number} of {rule.id} ({_where(rule, example)}) pasted is answered by "
+                              f"{[d.rule for d in answers]}")
+    assert not missed, "\n".join(missed)
 
 
 @pytest.mark.parametrize("rule", [r for r in RULES if r.kind == "error"], ids=lambda r: r.id)
