@@ -36,3 +36,12 @@ def test_mmcvs_version_check_is_read_as_the_installed_release_against_the_range(
     diagnosis = explain_paste(corpus_message(where))
     assert diagnosis.rule == "other.mmcv_version_incompatible"
     assert installed in diagnosis.summary and wanted in diagnosis.summary
+
+
+def test_the_pre_1_5_anomaly_warning_is_placed_at_the_forward_operation_it_traces():
+    # r15_a#92: torch 1.x printed the forward traceback as "sys:1: RuntimeWarning: ..." with no backward named
+    diagnosis = explain_paste(corpus_message("r15_a.yaml#92"))
+    assert diagnosis.rule == "autograd.anomaly_error_detected" and "RuntimeWarning" in diagnosis.summary
+    assert (diagnosis.location.line, diagnosis.location.code.split("  #")[0]) == (
+        18, "FeatSimi_Mat = torch.sqrt(FeatSimi_Mat)")
+    assert not any("No forward pass information" in fix for fix in diagnosis.fixes)
