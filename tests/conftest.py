@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import runpy
 import subprocess
@@ -161,12 +162,11 @@ def corpus_message(where: str) -> str:
     return _corpus_file(name)[int(index) - 1]["message"]
 
 
-def _corpus_file(name: str, _read: dict = {}) -> list[dict]:
-    if name not in _read:
-        import yaml
+@functools.cache
+def _corpus_file(name: str) -> list[dict]:
+    import yaml
 
-        _read[name] = yaml.safe_load((ROOT / "fixtures" / "real" / name).read_text(encoding="utf-8"))
-    return _read[name]
+    return yaml.safe_load((ROOT / "fixtures" / "real" / name).read_text(encoding="utf-8"))
 
 
 def ruled_diagnoses(where: str) -> list:
