@@ -315,7 +315,7 @@ def title_only(rule: Rule, number: int, example: Example, diagnosis: Any) -> lis
                     f"example {number}: no summary template renders for it, so its diagnosis says only the title",
                     hint="a template renders only when every fact it names is known: end the summary list with "
                          "one that names only groups this example's pattern captures, or guard the others "
-                         "with {% if name %}")]
+                         "with {% if name is defined %}")]
 
 
 def _timeout(rule: Rule, example: Example, what: str) -> Finding:
