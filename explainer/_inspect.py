@@ -23,7 +23,7 @@ MAX_MODULES = 20_000
 MAX_LOCALS = 2_000
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # it holds a live frame: never repr'd or compared
 class FrameRecord:
     """One traceback entry with the positions of the failing instruction."""
 
@@ -166,7 +166,7 @@ def find_local_instance(records: list[FrameRecord], module_name: str, class_name
 
 # --- the failing expression -------------------------------------------------------------------
 
-@dataclass
+@dataclass(repr=False, eq=False)  # value is the user's object: repr or == would run their code
 class Operand:
     """A sub-expression of the failing line: its source text and, when it is a plain name or
     attribute chain, the live value it refers to (MISSING when it cannot be read safely)."""
@@ -175,8 +175,10 @@ class Operand:
     value: Any = MISSING
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class FailingExpression:
+    """The failing line's expression: its kind, the callee and the operands."""
+
     text: str
     kind: str  # "call", "binop", "subscript", "other"
     callee: Operand | None

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import itertools
-import re
 import sys
 from typing import Iterable, TextIO
 
 from explainer._diagnosis import Diagnosis
+from explainer._lazyre import lazy_compile
 from explainer.diagnose.explain import explain_text, logged_source, rerender
 from explainer.diagnose.logblocks import scan_blocks
 from explainer.diagnose.logscan import FoundError, dedupe_key
@@ -29,7 +29,7 @@ CONSEQUENCE_TAG = "consequence"
 LAUNCHER_TAG = "elastic"  # with CONSEQUENCE_TAG: what torchrun's agent prints about its workers
 MAX_REPORT_CHARS = 200
 FIRST_RANK = "_first_rank"  # the rank that printed an error first; dropped before output
-NUMBER_RE = re.compile(r"\d+")
+NUMBER_RE = lazy_compile(r"\d+")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -155,8 +155,8 @@ def _explained(found: FoundError) -> Diagnosis:
     note_raising_frame(diagnosis, found)
     if found.values and not diagnosis.culprits:
         diagnosis.culprits = printed_values(found.values)
-    if found.logged_at and (logged := logged_source(found.logged_at)) is not None:
-        diagnosis.facts.setdefault(*logged)  # the glog prefix of its first line: where torch's C++ or Python logged it
+    if found.logged_at:
+        note_logged_place(diagnosis, found.logged_at)  # the glog prefix of its first line
     _merge_ranks(diagnosis, found.ranks)
     if found.ranks:
         diagnosis.facts[FIRST_RANK] = found.ranks[0]
@@ -164,6 +164,21 @@ def _explained(found: FoundError) -> Diagnosis:
 
 
 LOG_PLACES = ("torch_source", "logged_from")
+
+
+def note_logged_place(diagnosis: Diagnosis, place: str) -> None:
+    """Where torch's C++ or Python logged the record, as its glog prefix names it: facts.torch_source, or logged_from
+    where the message names another place in torch's C++ (TCPStore's "recvValue failed", logged at TCPStore.cpp:125,
+    says "Exception raised from recvBytes at .../Utils.hpp:671")."""
+    logged = logged_source(place)
+    if logged is None:
+        return
+    key, fact = logged
+    known = diagnosis.facts.get(key)
+    if known is None:
+        diagnosis.facts[key] = fact
+    elif isinstance(known, dict) and (known.get("file"), known.get("line")) != (fact["file"], fact["line"]):
+        diagnosis.facts.setdefault("logged_from", fact)
 
 
 def _also_at(diagnosis: Diagnosis, found: FoundError) -> None:
@@ -324,8 +339,11 @@ def _link_launcher_reports(diagnoses: list[Diagnosis]) -> None:
             if not isinstance(linked, dict):
                 diagnosis.facts["consequence_of"] = {"rank": None, "rule": cause.rule,
                                                      "input_line": cause.facts.get("input_line")}
-                if cause.rule is None:  # no rule explains the worker's error: at least say which it was
+                if cause.rule is None:  # no rule explains the worker's error: at least say which it was, and where
                     diagnosis.facts["consequence_of"]["error"] = first_line(cause.error)[:MAX_REPORT_CHARS]
+                    place = cause.location.to_dict() if cause.location is not None else cause.facts.get("raised_in")
+                    if isinstance(place, dict) and place.get("file"):
+                        diagnosis.facts["consequence_of"]["error_at"] = place
             else:  # the rank that failed first, by the ranks' prefixes: it gets the launcher's report
                 cause = next((d for d in diagnoses if d.facts.get("input_line") == linked.get("input_line")), cause)
             cause.facts.setdefault("launcher_report", first_line(diagnosis.error)[:MAX_REPORT_CHARS])
@@ -419,6 +437,8 @@ def ranks_note(diagnosis: Diagnosis) -> str:
     if isinstance(cause, dict):
         whose = f"rank {cause.get('rank')}'s failure" if cause.get("rank") is not None else "the failure"
         what = cause.get("rule") or (f"unexplained: \"{cause['error']}\"" if cause.get("error") else "unexplained")
+        if isinstance(at := cause.get("error_at"), dict):
+            what += f", raised at {at.get('file')}:{at.get('line')}"
         parts.append(f"consequence of {whose} ({what} at line {cause.get('input_line')}), not a separate cause")
     if facts.get("launcher_report"):
         parts.append(f"torchrun then reported: {facts['launcher_report']}")

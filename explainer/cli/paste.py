@@ -4,17 +4,20 @@ put it is read whole."""
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 from explainer._diagnosis import Diagnosis
+from explainer._lazyre import lazy_compile
 from explainer.diagnose.explain import explain_text, rerender
 from explainer.diagnose.logblocks import scan_blocks
 from explainer.diagnose.logpatterns import comfyui_node
+from explainer.diagnose.loglines import clean_line_record
 from explainer.diagnose.logscan import FoundError, Scanner, scan
 from explainer.diagnose.textframes import Frame, frames_location, looks_like_user_path
 from explainer.rules.base import context_facts, default_rulebase
 
-from .explain import explain_found, note_raising_frame
+from .explain import explain_found, note_logged_place, note_raising_frame
 
 
 def explain_paste(head: str) -> list[Diagnosis]:
@@ -22,7 +25,7 @@ def explain_paste(head: str) -> list[Diagnosis]:
     scanner = Scanner()
     found = list(scan_blocks([head], scanner))
     _give_dangling_frames(found, scanner.dangling)
-    diagnoses = explain_found(found)
+    diagnoses = warnings_as_context(found, explain_found(found))
     text = head.strip().strip("`").strip()
     # Read whole where no record was found, where the paste is one line (a frame, its code and the error run
     # together: the records found in it are that line), or where no rule explains any record found (a message its
@@ -30,7 +33,8 @@ def explain_paste(head: str) -> list[Diagnosis]:
     # records; not where another framework's rule recognised one).
     whole = "\n" not in text or not any(d.runbook for d in diagnoses)
     if not any(d.runbook for d in diagnoses) and (dedented := textwrap.dedent(head)) != head:
-        again = explain_found(scan(dedented.splitlines()))  # indented as a whole (a markdown code block)
+        records = list(scan(dedented.splitlines()))  # indented as a whole (a markdown code block)
+        again = warnings_as_context(records, explain_found(records))
         if not diagnoses or any(d.runbook for d in again):
             diagnoses = again
     if any(d.rule for d in diagnoses):
@@ -42,8 +46,58 @@ def explain_paste(head: str) -> list[Diagnosis]:
             diagnosis = _placed(diagnosis, head, text, scanner.dangling)
             if node := comfyui_node(text):
                 diagnosis.facts["comfyui_node"] = node
+            if glogged := clean_line_record(text.splitlines()[0])[3]:
+                note_logged_place(diagnosis, glogged)  # the glog prefix of a logged line pasted alone: where it was logged
             return [diagnosis]
     return diagnoses
+
+
+# The values of an error's message another record may name: a quoted name ('mv'), a number.
+MESSAGE_VALUE_RE = lazy_compile(r"'([^'\s]{1,80})'|\"([^\"\s]{1,80})\"|`([^`\s]{1,80})`|(?<![\w.])(\d+(?:\.\d+)?)(?![\w.])")
+
+
+def warnings_as_context(found: list[FoundError], diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    """A warning the paste holds above an error is context: the error after it is the paste's record (a cuDNN
+    warning printed while a model ran is not why torchaudio.save then raised). The warning's diagnosis goes under the
+    error's (facts.printed_with); it stays the answer only when the two are one failure and no rule explains the
+    error or the warning's rule ranks above the error's (_outranks). One failure: the error names a value of the warning ("KeyError: 'mv'" under the ONNX exporter's "export failed on
+    ATen operator mv"), or its traceback passes through the line that issued the warning. A warning with no error
+    after it is the record itself."""
+    records = {record.line: record for record in found}
+    kept: list[Diagnosis] = []
+    for at, diagnosis in enumerate(diagnoses):
+        record = records.get(diagnosis.facts.get("input_line"))
+        if record is None or not record.warning or diagnosis.rule is None:
+            kept.append(diagnosis)
+            continue
+        error = next((d for d in diagnoses[at + 1:] if (r := records.get(d.facts.get("input_line"))) is not None
+                      and not r.warning), None)
+        if error is None or (_one_failure(record, records[error.facts["input_line"]]) and _outranks(diagnosis, error)):
+            kept.append(diagnosis)
+        elif error.rule != diagnosis.rule:
+            error.facts.setdefault("printed_with", []).append({
+                "rule": diagnosis.rule, "summary": diagnosis.summary, "input_line": diagnosis.facts.get("input_line"),
+                "location": diagnosis.location.to_dict() if diagnosis.location else None})
+    return kept
+
+
+def _outranks(warning: Diagnosis, error: Diagnosis) -> bool:
+    """Of one failure, the warning's reading stays the answer where no rule explains the error, or where the warning's
+    rule ranks above the error's: written for what the error then says (mse_loss's broadcast warning, then the size
+    mismatch it predicts)."""
+    if error.rule is None:
+        return True
+    rules = default_rulebase().by_id
+    return warning.rule in rules and error.rule in rules and rules[warning.rule].priority > rules[error.rule].priority
+
+
+def _one_failure(warning: FoundError, error: FoundError) -> bool:
+    places = {(frame.file, frame.line) for frame in warning.frames if frame.file}
+    if any((frame.file, frame.line) in places for frame in error.frames):
+        return True
+    message = error.text.split("\n", 1)[0].partition(": ")[2]
+    values = {next(group for group in found.groups() if group) for found in MESSAGE_VALUE_RE.finditer(message)}
+    return any(re.search(rf"(?<![\w.]){re.escape(value)}(?![\w])", warning.text) for value in values)
 
 
 def _give_dangling_frames(found: list[FoundError], dangling: list[Frame]) -> None:

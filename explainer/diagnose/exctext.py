@@ -9,15 +9,16 @@ helper thread with a time limit, falling back to the type name.
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
 import traceback
 from typing import Any, Callable
 
+from explainer._lazyre import lazy_compile
+
 MAX_RECORDED_CHARS = 8 << 20
 TEXT_TIMEOUT_S = 1.0
-SEPARATOR_RE = re.compile(r"\n\n(?:The above exception was the direct cause of the following exception:|"
+SEPARATOR_RE = lazy_compile(r"\n\n(?:The above exception was the direct cause of the following exception:|"
                           r"During handling of the above exception, another exception occurred:)\n\n")
 TRACEBACK_HEADER = "Traceback (most recent call last):"
 

@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from explainer._config import runbook_url
 from explainer._diagnosis import Diagnosis, Location
+from explainer._lazyre import lazy_compile
 from explainer._inspect import FrameRecord, user_location, walk_traceback
 from explainer.probes import PROBES, Evidence, ProbeContext
 from explainer.rules.base import Match, RuleBase, context_facts, default_rulebase, match_rule
 from explainer.rules.templates import render_first
 
 from .exctext import ExceptionTexts
-from .textframes import Frame, library_tail, printed_frames, with_failed_assert
+from .textframes import Frame, library_tail, printed_frames, with_failing_line
 
 if TYPE_CHECKING:
     from .logscan import FoundError
@@ -70,7 +71,7 @@ def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: Ru
     child = child_process_location(chain)
     for candidate in chain:
         records = outer_records if candidate is exc else walk_traceback(candidate.__traceback__)
-        text = with_failed_assert(text_of(candidate), records[-1].code if records else "")
+        text = with_failing_line(text_of(candidate), records[-1].code if records else "")
         embedded = _split_embedded(text)
         if embedded is not None:
             diagnosis = _explain_embedded(embedded, text, rulebase, fallback=user_location(records),
@@ -165,7 +166,8 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
         found = rulebase.match(f"{statement}\n{text}")
     tail = library_tail(list(frames), MAX_RAISING_FRAMES)
     if tail:
-        printed = printed_frames([(f.file, f.line, f.func) for f in tail])
+        # (IPython 8 names a method by its class, "_MultiProcessingDataLoaderIter._try_get_data": Python, by itself)
+        printed = printed_frames([(f.file, f.line, f.func.rsplit(".", 1)[-1] if f.ipython else f.func) for f in tail])
         found = rulebase.match_above(printed + text, found) or found
     if before.strip():
         found = _read_with_lines_before(rulebase, text, before, found)
@@ -177,7 +179,7 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
 
 
 # A command that failed: what it printed just before this line says why (the linker's "cannot find -lcuda").
-FAILED_COMMAND_RE = re.compile(r"CalledProcessError: Command |returned non-zero exit status \d+|error: command '[^'\n]+' failed")
+FAILED_COMMAND_RE = lazy_compile(r"CalledProcessError: Command |returned non-zero exit status \d+|error: command '[^'\n]+' failed")
 
 
 def _read_with_lines_before(rulebase: RuleBase, text: str, before: str, found: Match | None) -> Match | None:
@@ -193,8 +195,8 @@ def _read_with_lines_before(rulebase: RuleBase, text: str, before: str, found: M
 
 
 # Python <= 3.6 said "cannot import name 'X'" without the module: the import statement it failed on names it.
-BARE_IMPORT_ERROR_RE = re.compile(r"^ImportError: cannot import name '?\w+'?\s*$")
-IMPORT_STATEMENT_RE = re.compile(r"^\s*from\s+[\w.]+\s+import\s")
+BARE_IMPORT_ERROR_RE = lazy_compile(r"^ImportError: cannot import name '?\w+'?\s*$")
+IMPORT_STATEMENT_RE = lazy_compile(r"^\s*from\s+[\w.]+\s+import\s")
 
 
 def _import_statement_above(text: str, frames: list[Frame], before: str) -> str:
@@ -225,21 +227,21 @@ def rerender(diagnosis: Diagnosis, rulebase: RuleBase | None = None) -> None:
 # inside; what the wrapper adds (a fact, by its group's name) is said after the rule's summary.
 WRAPPER_NOTES = [
     # vLLM's model runner: "Error in model execution (input dumped to /tmp/err_execute_model_input_X.pkl): ..."
-    (re.compile(r"Error in model execution \(input dumped to (?P<input_dump>[^()\s]+)\): "),
+    (lazy_compile(r"Error in model execution \(input dumped to (?P<input_dump>[^()\s]+)\): "),
      "vLLM saved the inputs of the failing step to {input_dump}, to run that step again on its own."),
     # transformers' and diffusers' lazy modules: "Failed to import transformers.X because of the following error (look
     # up to see its traceback):", once per module of the import chain, the innermost last
-    (re.compile(r"Failed to import (?P<lazy_import>[\w.]+) because of the following error \(look up to see its traceback\)"),
+    (lazy_compile(r"Failed to import (?P<lazy_import>[\w.]+) because of the following error \(look up to see its traceback\)"),
      "It was re-raised while {lazy_import} was being imported (the library's lazy import wraps any error raised at "
      "import time; the traceback printed above this one shows where it happened)."),
-    (re.compile(r"look up to see its traceback\):\s*(?:Failed to import [\w.]+ because of the following error "
+    (lazy_compile(r"look up to see its traceback\):\s*(?:Failed to import [\w.]+ because of the following error "
                 r"\(look up to see its traceback\):\s*)*Failed to import (?P<lazy_import_inner>[\w.]+) because"),
      "The chain of imports ended in {lazy_import_inner}, whose import raised it."),
     # Hydra's instantiate: "Error in call to target 'models.Net':" (or "Error in creating partial(models.Net, ...)
     # object:"), then repr() of the error the call raised, then the config key that named the target ("full_key: model")
-    (re.compile(r"Error in (?:call to target '|creating partial\()(?P<hydra_target>[^'\s(),]+)"),
+    (lazy_compile(r"Error in (?:call to target '|creating partial\()(?P<hydra_target>[^'\s(),]+)"),
      "Hydra's instantiate raised it from the call to the config's target {hydra_target}."),
-    (re.compile(r"Error in (?:call to target|creating partial)[^\n]*\n(?:[^\n]*\n)*?full_key: (?P<hydra_key>\S+)"),
+    (lazy_compile(r"Error in (?:call to target|creating partial)[^\n]*\n(?:[^\n]*\n)*?full_key: (?P<hydra_key>\S+)"),
      "The config key that names that target: {hydra_key}."),
 ]
 
@@ -316,7 +318,7 @@ def _not_pytorch(found: Match, text: str, location: Location | None) -> Diagnosi
 # Where in torch's C++ the error was raised: "Exception raised from mark_variable_ready at
 # .../torch/csrc/distributed/c10d/reducer.cpp:453 (most recent call first)", or a warning's
 # "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)".
-TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\(\))?) at |\(Triggered internally at\s+|"
+TORCH_SOURCE_RE = lazy_compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\(\))?) at |\(Triggered internally at\s+|"
                              # torch 1.x's c10::Error: "CUDA error: ... (insert_events at .../THCCachingAllocator.cpp:470)"
                              # (a lambda's "operator()", a Windows path)
                              r"\((?P<old_function>[\w:~]+(?:\(\))?) at (?=[^\s()]*(?:aten|c10|THC|THCUNN|torch|caffe2)[/\\])|"
@@ -328,13 +330,13 @@ TORCH_SOURCE_RE = re.compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\
                              r"(?P<path>[^\s()]+?\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)")
 # torch <= 1.0's THC check of a CUDA call: "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCReduceAll.cuh line=317
 # error=59 : device-side assert triggered" (the number is the CUDA runtime's error code).
-THC_CHECK_RE = re.compile(r"THCudaCheck FAIL file=(?P<path>\S+) line=(?P<line>\d+) (?P<check>error=\d+) ?:")
-TORCH_TREE_RE = re.compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
+THC_CHECK_RE = lazy_compile(r"THCudaCheck FAIL file=(?P<path>\S+) line=(?P<line>\d+) (?P<check>error=\d+) ?:")
+TORCH_TREE_RE = lazy_compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
 
 
 # The place a glog prefix names ("[W ..\\torch\\csrc\\autograd\\python_anomaly_mode.cpp:104] "): torch's C++ logged the line;
 # or torch's Python logger, in the same layout ("W0301 12:00:00.123000 123 torch/_inductor/utils.py:1137] ").
-LOGGED_PLACE_RE = re.compile(r"^\s*(?P<path>\S+?\.(?:(?P<python>py)|cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)\s*$")
+LOGGED_PLACE_RE = lazy_compile(r"^\s*(?P<path>\S+?\.(?:(?P<python>py)|cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)\s*$")
 
 
 def torch_source(text: str) -> dict[str, Any] | None:
@@ -371,10 +373,10 @@ def _source_fact(path: str, line: str, function: str = "", code: str = "") -> di
 
 # The source a TorchScript error quotes: where it is ('File "x.py", line 5', torch <= 1.4's "at x.py:138:32"), then
 # its lines down to the one that the "~~~ <--- HERE" line under it marks; pytest may put its "E" column before each.
-SCRIPT_WHERE_RE = re.compile(r'^(?:E\s+)?\s*(?:File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?|'
+SCRIPT_WHERE_RE = lazy_compile(r'^(?:E\s+)?\s*(?:File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?|'
                              r'at (?P<at_file>\S+?):(?P<at_line>\d+):\d+)\s*$')
-SCRIPT_DEF_RE = re.compile(r"^\s*(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
-PYTEST_COLUMN_RE = re.compile(r"^E(?=\s)")
+SCRIPT_DEF_RE = lazy_compile(r"^\s*(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
+PYTEST_COLUMN_RE = lazy_compile(r"^E(?=\s)")
 MAX_SCRIPT_QUOTE = 60  # lines
 
 

@@ -73,6 +73,12 @@ class SkippableBlock:
         return tail_lines(str(self.data[-TAIL_BYTES:], "utf-8", "replace"), len(self.data) > TAIL_BYTES)
 
 
+def _remember(scanner: Scanner, quiet: SkippableBlock | list[str] | None) -> None:
+    """Give the scanner the last lines of the stretch skipped unread (a block, or its lines), if any."""
+    if quiet is not None:
+        scanner.remember(quiet.last_lines() if isinstance(quiet, SkippableBlock) else quiet)
+
+
 def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None = None,
                 lone_lines: bool = False) -> Iterator[FoundError]:
     """scan() over text read in large blocks: a block with nothing that could start an error, read
@@ -85,10 +91,13 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
     lone = LoneLines() if lone_lines else None
     number = 0
     pending = ""
+    # The latest stretch skipped unread: only its last lines are remembered (Scanner.remember), and only once
+    # something after it is read, so a long quiet log pays for one tail, not one per block.
+    quiet: SkippableBlock | list[str] | None = None
     for block in blocks:
         if isinstance(block, SkippableBlock):
             if scanner.idle() and not block.has_trigger and not pending:
-                scanner.remember(block.last_lines())  # not counted: the next block read knows its first line
+                quiet = block  # not counted: the next block read knows its first line
                 continue
             if block.first_line is not None:
                 number = block.first_line - 1
@@ -104,8 +113,9 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
         if scanner.idle() and not TRIGGER_RE.search(body):
             number += body.count("\n") + (not body.endswith("\n"))
             # the last lines may be the statement an error in the next block names, or its context
-            scanner.remember(tail_lines(body[-TAIL_BYTES:], len(body) > TAIL_BYTES))
+            quiet = tail_lines(body[-TAIL_BYTES:], len(body) > TAIL_BYTES)
             continue
+        quiet = _remember(scanner, quiet)
         lines = body.split("\n")
         if lines[-1] == "":
             lines.pop()
@@ -116,6 +126,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
             for found in scanner.feed(number, raw):
                 lone = None  # a record found: lines are no longer tried alone
                 yield found
+    _remember(scanner, quiet)
     if pending and lone is not None:
         lone.collect(pending, number)
     for found in itertools.chain(scanner.feed(number + 1, pending) if pending else (), scanner.finish()):

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from explainer._diagnosis import Location
 
 from .logpatterns import (ANSI_RE, ANSI_RESIDUE_LEAD_RE, ANSI_RESIDUE_RE, AUTOLINK_RE, CONTINUATION_PREFIXES, EMPTY_AFTER_PREFIX, EXCEPTION_RE,
-                          JSON_MESSAGE_RE, PREFIX_TABLE, RANK_RE, TQDM_BAR_RE, marker_match, opener_match)
+                          JSON_MESSAGE_RE, OUTER_PREFIXES, PREFIX_TABLE, RANK_RE, TQDM_BAR_RE, marker_match, opener_match)
 from .textframes import Frame, frames_location
 
 MAX_MESSAGE_CHARS = 100_000
@@ -77,10 +77,11 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool, str, str]:
         if rank is None and line[:5] == "[rank" and (tagged := RANK_RE.match(line)) is not None:
             # a rank's line as Ray or vLLM printed it: "(RayWorkerWrapper pid=4009) [rank1]:[E ProcessGroupNCCL.cpp:563] "
             rank, line = int(tagged.group("rank")), line[tagged.end():]
-            if (found := _log_prefix(line)) is not None:
-                line, source = line[found[1].end():], found[1].groupdict().get("src") or ""
-                new_record = new_record or found[0] not in CONTINUATION_PREFIXES
-                glog = found[1].group() if source else ""
+            line, new_record, source, glog = _inner_prefix(line, new_record, source, glog)
+        elif prefix in OUTER_PREFIXES and line:
+            # what a worker printed through Ray or docker, with its own prefix: "(WorkerDict pid=798105) [W1110
+            # 10:14:58.148276805 TCPStore.cpp:125] "
+            line, new_record, source, glog = _inner_prefix(line, new_record, source, glog)
     if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
         line = line.strip().strip("`")
     elif line[:1] == "`" and not line.startswith("```") and line.count("`") % 2:
@@ -94,6 +95,16 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool, str, str]:
         if core and EXCEPTION_RE.match(core):
             line = core
     return line, rank, new_record, source, glog
+
+
+def _inner_prefix(line: str, new_record: bool, source: str, glog: str) -> tuple[str, bool, str, str]:
+    """A log prefix under another one (a rank's glog line as Ray or vLLM printed it): taken off too."""
+    found = _log_prefix(line)
+    if found is None:
+        return line, new_record, source, glog
+    source = found[1].groupdict().get("src") or ""
+    return (line[found[1].end():], new_record or found[0] not in CONTINUATION_PREFIXES, source,
+            found[1].group() if source else "")
 
 
 def _log_prefix(line: str) -> tuple[re.Pattern, re.Match] | None:

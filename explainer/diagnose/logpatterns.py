@@ -7,51 +7,57 @@ from __future__ import annotations
 
 import re
 
+from explainer._lazyre import lazy_compile
+
 # ANSI sequences: colours and cursor moves (CSI), character set selection ("\x1b(B", which tput's sgr0 prints after its
 # reset). (Not OSC's hyperlinks: those are kept, to be shown escaped.)
-ANSI_RE = re.compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[()][A-Za-z0-9])")
+ANSI_RE = lazy_compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[()][A-Za-z0-9])")
 # The same codes with their escape character lost (a terminal's output pasted into a web page shows them as text):
 # "[1m[31mE   RuntimeError: ...[0m" from pytest, "[36m(RayWorkerWrapper pid=4009)[0m " from Ray. Taken off a line
 # that begins with one.
-ANSI_RESIDUE_RE = re.compile(r"\[(?:\d{1,3};)*\d{1,3}m")
-ANSI_RESIDUE_LEAD_RE = re.compile(r"^(?:\[(?:\d{1,3};)*\d{1,3}m)+")
-RANK_RE = re.compile(r"^\s*\[(?:rank|default)(?P<rank>\d+)\]:\s?")
+ANSI_RESIDUE_RE = lazy_compile(r"\[(?:\d{1,3};)*\d{1,3}m")
+ANSI_RESIDUE_LEAD_RE = lazy_compile(r"^(?:\[(?:\d{1,3};)*\d{1,3}m)+")
+RANK_RE = lazy_compile(r"^\s*\[(?:rank|default)(?P<rank>\d+)\]:\s?")
 PREFIX_RES = [
     # 2024-05-01 10:00:00,123 - trainer - ERROR - ...   /  [2024-05-01 10:00:00] ERROR: ...
-    re.compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
+    lazy_compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
                r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*)?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)\]?)\s*[-|:]?)?\s*"),
     # glog: E0501 10:00:00.123456 1234 file.cpp:12] ...; torch's Python logs in the same layout, with dynamo's compile
     # id after the place where one is being compiled: W0301 12:00:00.123000 123 torch/_dynamo/convert_frame.py:1550] [0/8]
-    re.compile(r"^[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+(?P<src>[^\]]+)\](?: \[!?\d+(?:/\d+)+(?:_\d+)?\])?\s*"),
+    lazy_compile(r"^[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+(?P<src>[^\]]+)\](?: \[!?\d+(?:/\d+)+(?:_\d+)?\])?\s*"),
     # ERROR:root:...  /  ERROR: ...  (not torch.jit.trace's TracingCheckError, which lists its findings as
     # "ERROR: Graphs differed across invocations!" lines of its own message)
-    re.compile(r"^(?:ERROR|CRITICAL|FATAL):(?!\s*(?:Graphs|Tensor-valued Constant nodes) differed)(?:[\w.]+:)?\s*"),
+    lazy_compile(r"^(?:ERROR|CRITICAL|FATAL):(?!\s*(?:Graphs|Tensor-valued Constant nodes) differed)(?:[\w.]+:)?\s*"),
     # bracketed glog, as ProcessGroupNCCL prints it: [E501 10:10:05.408271257 ProcessGroupNCCL.cpp:607]
-    # and, in older versions, [E ProcessGroupNCCL.cpp:737], on Windows [W ..\torch\csrc\autograd\python_anomaly_mode.cpp:104]
-    re.compile(r"^\[[EWIF](?:\d{4} \d{2}:\d{2}:\d{2}\.\d+)?\s*(?:\d+\s+)?(?P<src>[\w./\\-]+:\d+)\]\s*"),
+    # and, in older versions, [E ProcessGroupNCCL.cpp:737], on Windows [W ..\torch\csrc\autograd\python_anomaly_mode.cpp:104];
+    # torch's own c10 logger leaves the month unpadded: [W404 00:15:21.693690333 ProcessGroupNCCL.cpp:4561] (April 4)
+    lazy_compile(r"^\[[EWIF](?:\d{3,4} \d{2}:\d{2}:\d{2}\.\d+)?\s*(?:\d+\s+)?(?P<src>[\w./\\-]+:\d+)\]\s*"),
     # a label in Chinese before the error line: "报错：RuntimeError: ..." ("error:")
-    re.compile(r"^[\u4e00-\u9fff]{1,6}\s*[:：]\s*(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b)"),
+    lazy_compile(r"^[\u4e00-\u9fff]{1,6}\s*[:：]\s*(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b)"),
 ]
-DOCKER_PREFIX_RE = re.compile(r"^[A-Za-z0-9][\w.-]*\s+\|(?: |$)")  # docker compose's service column: "app-1  | "
+DOCKER_PREFIX_RE = lazy_compile(r"^[A-Za-z0-9][\w.-]*\s+\|(?: |$)")  # docker compose's service column: "app-1  | "
 # vLLM's logger, on every line of a traceback it logs, after Ray's or its own worker's name where one printed it:
 # "(VllmWorkerProcess pid=760) ERROR 07-24 08:26:01 multiproc_worker_utils.py:226] ", "... [core.py:1240] ", and the rank of
 # a newer worker: "(VllmWorker rank=6 pid=409) ERROR 07-23 19:34:51 [multiproc_executor.py:487] "
-VLLM_PREFIX_RE = re.compile(r"^(?:\([\w-]+ (?:rank=(?P<rank>\d+) )?pid=\d+(?:, ip=[\d.]+)?\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} "
+VLLM_PREFIX_RE = lazy_compile(r"^(?:\([\w-]+ (?:rank=(?P<rank>\d+) )?pid=\d+(?:, ip=[\d.]+)?\) )?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} "
                             r"\d{2}:\d{2}:\d{2}(?:\.\d+)? \[?[\w.-]+:\d+\](?: |$)")
-# Ray, on every line a worker or actor printed: "(pid=1522026) ", "(RayTrainWorker pid=3181, ip=10.0.0.5) "
-RAY_PREFIX_RE = re.compile(r"^\((?:[\w.-]+ )?pid=\d+(?:, ip=[\d.]+)?\)(?: |$)")
+# Ray, on every line a worker or actor printed: "(pid=1522026) ", "(RayTrainWorker pid=3181, ip=10.0.0.5) ", a named
+# actor's "(qORZMeWorkerDict_0:0 WorkerDict pid=798105) "; vLLM's worker, printing through it: "(VllmWorker rank=6 pid=409) "
+RAY_PREFIX_RE = lazy_compile(r"^\((?:[\w.:-]+ ){0,2}?(?:rank=(?P<rank>\d+) )?pid=\d+(?:, ip=[\d.]+)?\)(?: |$)")
 # pytest's report: the error's lines under an "E" column ("E" then the failing line's indent, at least 3 spaces)
-PYTEST_PREFIX_RE = re.compile(r"^E(?: {3,}|\t)\s*")
+PYTEST_PREFIX_RE = lazy_compile(r"^E(?: {3,}|\t)\s*")
 # Python 3.11's report of an exception group: each member's traceback in a column ("    | " before each line, "+-" lines
 # around it), nested two spaces deeper per level (a border line alone reads as a blank line)
-GROUP_COLUMN_RE = re.compile(r"^(?:  )+(?:[|+] |\+[-+ \d]*$)")
+GROUP_COLUMN_RE = lazy_compile(r"^(?:  )+(?:[|+] |\+[-+ \d]*$)")
 PREFIX_RES += [VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, GROUP_COLUMN_RE,
-               re.compile(r"^>\s?")]  # the last: quotes
+               lazy_compile(r"^>\s?")]  # the last: quotes
 # a quoted line continues the quote, a container's line its output, pytest's E column the error, vLLM's and Ray's
 # prefixes the traceback they log line by line, an exception group's column its member's traceback; other prefixes
 # start a record
 CONTINUATION_PREFIXES = tuple(PREFIX_RES[-6:])
 GLOG_PREFIX_RE = PREFIX_RES[1]
+# prefixes of a process's output that the process's own log prefixes may follow
+OUTER_PREFIXES = (RAY_PREFIX_RE, DOCKER_PREFIX_RE)
 # others with nothing after: a value (a glog prefix alone is an empty line of a log record: torch's Python logs put the
 # prefix on every line of a record)
 EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, GLOG_PREFIX_RE, GROUP_COLUMN_RE)
@@ -62,15 +68,17 @@ PREFIX_TABLE = list(zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(
 # its line with \r, and a crash prints where the bar ended): "Epoch 12/200:  29%|██▉   | 116/404 [01:31<03:42,  1.30it/s,
 # loss=0.27]THCudaCheck FAIL ...". Tried only on lines that hold "%|".
 # (the bar redrawn several times on the line, where a log kept no \r between the redraws)
-TQDM_BAR_RE = re.compile(r"^(?:[^\n]*?\d+%\|[^|]*\|\s*[\d.]+[kMG]?/(?:[\d.]+[kMG]?|\?)\s*\[[^\]]*\])+\s*")
+TQDM_BAR_RE = lazy_compile(r"^(?:[^\n]*?\d+%\|[^|]*\|\s*[\d.]+[kMG]?/(?:[\d.]+[kMG]?|\?)\s*\[[^\]]*\])+\s*")
 # Messages some components log without a 'SomeError:' header. Each pattern has a 'message' group
 # (where the explained text starts) and may have a 'rank' group.
+# Compiled now: the scanner tells markers and openers apart by their match's .re (see logscan).
 MARKER_RES = [
     re.compile(r"(?:\[Rank (?P<rank>\d+)\]\s*)?(?:NCCL watchdog thread terminated with exception: "
                r"(?:\[Rank \d+\]\s*)?)?(?P<message>Watchdog caught collective operation timeout: .*)"),
-    # The NCCL heartbeat monitor, when the watchdog itself hangs.
-    re.compile(r"(?:\[PG [^\]]*?Rank (?P<rank>\d+)\]\s*)?(?P<message>(?:ProcessGroup\w*'s watchdog got stuck for \d+ ?"
-               r"seconds|Heartbeat monitor timed out).*)"),
+    # The NCCL heartbeat monitor, when the watchdog itself hangs. Its process group's prefix stays in the message
+    # ("[PG 5 Rank 0] "); the rank it names is the rank in that group, the global rank only in the default group 0.
+    re.compile(r"(?P<message>(?:\[PG (?:ID )?(?:0 [^\]]*?Rank (?P<rank>\d+)|[^\]]*)\]\s*)?"
+               r"(?:ProcessGroup\w*'s watchdog got stuck for \d+ ?seconds|Heartbeat monitor timed out).*)"),
     # c10d's TCPStore client, before the rendezvous error that reports it.
     re.compile(r"(?P<message>The client socket has timed out after \d+m?s while trying to connect to .*)"),
     # A DataLoader worker's dying words, written by its signal handler.
@@ -116,8 +124,8 @@ VSCODE_OPENER = OPENER_RES[1]
 TERMINATE_OPENER = OPENER_RES[3]
 # Openers of one component's report of a failure that another report (the Python error) may repeat.
 LOGGED_OPENERS = (TERMINATE_OPENER, OPENER_RES[5])
-FORWARD_TRACE_RE = re.compile(r"Traceback of forward call that caused the error:\s*$")
-WHAT_RE = re.compile(r"^\s*what\(\):(?:\s|$)")  # empty when the message follows on the next lines (TorchScript's)
+FORWARD_TRACE_RE = lazy_compile(r"Traceback of forward call that caused the error:\s*$")
+WHAT_RE = lazy_compile(r"^\s*what\(\):(?:\s|$)")  # empty when the message follows on the next lines (TorchScript's)
 # Anything that could begin an error: a block of log without any of these is skipped unread.
 # A frame line counts: pasted tracebacks often lose their first line.
 # Every marker's and opener's words must be here, or block scanning skips what line scanning finds.
@@ -127,25 +135,25 @@ TRIGGER_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Fai
                     "Assertion", "terminate called", "发生异常", "exitcode", "encountered in worker", "Could not do one pass", "File ", '", line ', ".py in ",
                     "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL", "<class '",
                     "terminated with the following error")
-TRIGGER_RE = re.compile("|".join(re.escape(literal) for literal in TRIGGER_LITERALS))
-INLINE_CODE_RE = re.compile(r"`([^`\n]{8,2000})`")
+TRIGGER_RE = lazy_compile("|".join(re.escape(literal) for literal in TRIGGER_LITERALS))
+INLINE_CODE_RE = lazy_compile(r"`([^`\n]{8,2000})`")
 # Python's header, or IPython's: the error type, then "Traceback (most recent call last)" at the right margin.
-TRACEBACK_RE = re.compile(r"^\s*(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*\s{2,})?Traceback \(most recent call last\)(?(ipython)|:)\s*$")
-EXCEPTION_RE = re.compile(
+TRACEBACK_RE = lazy_compile(r"^\s*(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*\s{2,})?Traceback \(most recent call last\)(?(ipython)|:)\s*$")
+EXCEPTION_RE = lazy_compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning)|Exception|"
     r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
 # The error line under a traceback's frames, for a type EXCEPTION_RE does not know by its name: module-qualified
 # ("triton.runtime.errors.OutOfResources: out of resource: shared memory") or StopIteration.
-TRACEBACK_END_RE = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Z]\w*|StopIteration)(?::\s?(?P<msg>.*))?$")
+TRACEBACK_END_RE = lazy_compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Z]\w*|StopIteration)(?::\s?(?P<msg>.*))?$")
 # Parts of a message that torch prints after a blank line (dynamo's "from user code:" and its hints).
 # ComfyUI names the node that failed: "Error occurred when executing SUPIR_Upscale:" (before 2024), or its
 # error report's "- **Node Type:** ExpressionEditor" (quoted with "> " when pasted into a GitHub comment).
-COMFY_NODE_RE = re.compile(r"^\s*(?:>\s*)*(?:Error occurred when executing (?P<running>[\w.\- ]+?)(?:\s*\([^()]*\))?:|"
+COMFY_NODE_RE = lazy_compile(r"^\s*(?:>\s*)*(?:Error occurred when executing (?P<running>[\w.\- ]+?)(?:\s*\([^()]*\))?:|"
                            r"[-*]?\s*\**Node Type:\**\s*(?P<type>[\w.\-]+))\s*$")
 # The error dialog of ComfyUI's newer frontend, copied: the node's class name alone on the first line
 # ("VAEEncode", "WanVideoSampler"), then the message without its type.
-COMFY_TITLE_RE = re.compile(r"^(?!\w*(?:Error|Exception|Warning|Interrupt|Exit|Traceback)$)(?=[A-Z]\w*[a-z])[A-Z]\w*[A-Z]\w*$")
-AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceback:|Set TORCH_LOGS=|"
+COMFY_TITLE_RE = lazy_compile(r"^(?!\w*(?:Error|Exception|Warning|Interrupt|Exit|Traceback)$)(?=[A-Z]\w*[a-z])[A-Z]\w*[A-Z]\w*$")
+AFTER_BLANK_RE = lazy_compile(r"(from user code:|While executing |Original traceback:|Set TORCH_LOGS=|"
                             # a data-dependent guard's place: "Caused by: x = ...  # <eval_with_key>.3:23 in forward
                             # (file:line in f)" (torch.fx.experimental.symbolic_shapes)
                             r"Caused by: |consider using data-dependent friendly APIs|"
@@ -155,38 +163,38 @@ AFTER_BLANK_RE = re.compile(r"(from user code:|While executing |Original traceba
                             # uv's explanation of a failed build ("hint: This error likely indicates that X depends
                             # on torch"); cuBLAS's call, when a paste broke the line before its arguments
                             r"hint: |\(\s*handle,)")
-REPRO_PART_RE = re.compile(r"(import torch|ConvolutionParams|input: TensorDescriptor|output: TensorDescriptor|weight: FilterDescriptor)")
+REPRO_PART_RE = lazy_compile(r"(import torch|ConvolutionParams|input: TensorDescriptor|output: TensorDescriptor|weight: FilterDescriptor)")
 # A file name that GitHub's markdown turned into a link, copied back as markdown: "[a.so](http://a.so/)".
 # Colab links a notebook frame's cell: "[<ipython-input-3-d2a3>](https://localhost:8080/#) in <cell line: 1>()".
-AUTOLINK_RE = re.compile(r"\[([^\]\s]+)\]\(https?://\1/?\)|\[(<ipython-input-[\w-]+>)\]\(https?://[^)\s]*\)")
+AUTOLINK_RE = lazy_compile(r"\[([^\]\s]+)\]\(https?://\1/?\)|\[(<ipython-input-[\w-]+>)\]\(https?://[^)\s]*\)")
 # pytest's line under the error it reports: where it was raised and its type ("torch/serialization.py:1529: UnpicklingError")
-PYTEST_CRASH_RE = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+): (?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*$")
+PYTEST_CRASH_RE = lazy_compile(r"^(?P<path>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+): (?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*$")
 # pytest's --tb=long report (and the first and last entries of its default --tb=auto) prints each entry's source, the
 # failing line marked ">   ", then the place alone: "tests/test_x.py:16: " (the last entry's names the error type, as
 # PYTEST_CRASH_RE reads it). The entry's function is the one whose "def" line its source begins with.
-PYTEST_PLACE_RE = re.compile(r"^(?P<path>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+):\s*$")
+PYTEST_PLACE_RE = lazy_compile(r"^(?P<path>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+):\s*$")
 PYTEST_MARKED_LINE = ">   "
-SOURCE_DEF_RE = re.compile(r"^\s+(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
+SOURCE_DEF_RE = lazy_compile(r"^\s+(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
 # pytest's section lines: "_____ test_forward _____" over a failed test's report, "===== short test summary info ====="
-PYTEST_SECTION_RE = re.compile(r"^(?:_{3,}|={3,}) \S.*? (?:_{3,}|={3,})\s*$")
-CHAIN_RE = re.compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
+PYTEST_SECTION_RE = lazy_compile(r"^(?:_{3,}|={3,}) \S.*? (?:_{3,}|={3,})\s*$")
+CHAIN_RE = lazy_compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
 # A DataLoader worker's re-raise pasted without its "Original Traceback" line: the worker's frames follow it.
-WORKER_HEAD_RE = re.compile(r"Caught [A-Z]\w* in DataLoader worker process \d+\.?\s*$")
+WORKER_HEAD_RE = lazy_compile(r"Caught [A-Z]\w* in DataLoader worker process \d+\.?\s*$")
 ORIGINAL_TRACEBACK = "Original Traceback (most recent call last):"
 # A TorchScript error quotes the source it could not compile, down to the "~~~ <--- HERE" line under the culprit;
 # the quote may hold blank lines. These lines begin such a quote.
-SCRIPT_QUOTE_RE = re.compile(r'^\s*(?:File "[^"]+", line \d+\s*$|at \S+:\d+:\d+\s*$|@torch\.jit\.|def \w+\()')
+SCRIPT_QUOTE_RE = lazy_compile(r'^\s*(?:File "[^"]+", line \d+\s*$|at \S+:\d+:\d+\s*$|@torch\.jit\.|def \w+\()')
 HERE_MARK = "<--- HERE"
 # An error inside a JSON string, as torchelastic's error handler logs its error file: "message": "SomeError: text".
-JSON_MESSAGE_RE = re.compile(r'^\s*"message"\s*:\s*"(?P<text>(?:[^"\\]|\\.)*)"\s*,?\s*$')
-EMBEDDED_RE = re.compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent call last\):\s*\n(?P<rest>.*)\Z", re.S)
-WORKER_RE = re.compile(r"in DataLoader worker process (?P<worker>\d+)")
+JSON_MESSAGE_RE = lazy_compile(r'^\s*"message"\s*:\s*"(?P<text>(?:[^"\\]|\\.)*)"\s*,?\s*$')
+EMBEDDED_RE = lazy_compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent call last\):\s*\n(?P<rest>.*)\Z", re.S)
+WORKER_RE = lazy_compile(r"in DataLoader worker process (?P<worker>\d+)")
 # What differs between copies of one error printed by several ranks or worker processes.
 DEDUPE_RES = [
-    (re.compile(r"(?i)\b(rank|process|pid)\s*[=:]?\s*\d+"), r"\1 N"),
-    (re.compile(r"\bpid\(s\) [\d, ]+"), "pid(s) N"),
-    (re.compile(r"\bran for \d+ milliseconds"), "ran for N milliseconds"),
-    (re.compile(r"block: \[[\d,\s]+\], thread: \[[\d,\s]+\]"), "block: N, thread: N"),
+    (lazy_compile(r"(?i)\b(rank|process|pid)\s*[=:]?\s*\d+"), r"\1 N"),
+    (lazy_compile(r"\bpid\(s\) [\d, ]+"), "pid(s) N"),
+    (lazy_compile(r"\bran for \d+ milliseconds"), "ran for N milliseconds"),
+    (lazy_compile(r"block: \[[\d,\s]+\], thread: \[[\d,\s]+\]"), "block: N, thread: N"),
 ]
 
 

@@ -22,7 +22,7 @@ from .logpatterns import (AFTER_BLANK_RE, CHAIN_RE, DEDUPE_RES, EMBEDDED_RE, FOR
                           WARNING_OPENER, WHAT_RE, WORKER_HEAD_RE, comfyui_title, introduces_inner, node_named,
                           pytest_section)
 from .textframes import (ANNOTATION_RE, CALL_LINE_RE, FRAME_RE, Frame, RichBox, frame_match, frames_below, in_call_order,
-                         unglued, with_failed_assert)
+                         unglued, with_failing_line)
 from .tracelines import TracebackReader
 
 MAX_MESSAGE_LINES = 80
@@ -85,7 +85,7 @@ class _Stream(TracebackReader):
             done.text = "\n".join(lines).rstrip()[:MAX_MESSAGE_CHARS]
             done.frames = in_call_order(done.frames)
             if done.frames:
-                done.text = with_failed_assert(done.text, done.frames[-1].code)
+                done.text = with_failing_line(done.text, done.frames[-1].code)
         self.current, self.lines, self.embedded_depth, self.blank_lines, self.fence = None, [], 0, 0, ""
         if done is not None:
             self.recent.clear()
@@ -266,9 +266,18 @@ class _Stream(TracebackReader):
             return False  # "... raised:" then its inner error, even when each line has a log prefix of its own
         if seen.marker is not None and self._header_only():
             return False  # the message the header announced ("ProcessRaisedException: ", then "-- Process 0 terminated")
+        if len(self.lines) == 1 and ", in " in line and self._traceback_below(line):
+            return True
         if len(self.lines) >= MAX_MESSAGE_LINES or new_record or seen.marker or seen.opener:
             return True
         return seen.header is not None and not self.embedded_depth
+
+    def _traceback_below(self, line: str) -> bool:
+        """A frame line right under a one-line error: its traceback, which the paste put after it (not the frames of a
+        worker's re-raise, nor TorchScript's quote of its source, which names no function)."""
+        frame = FRAME_RE.match(line)
+        return frame is not None and bool(frame.group("func")) and not self.embedded_depth and not self.vscode \
+            and not WORKER_HEAD_RE.search(self.lines[0])
 
     def _header_only(self) -> bool:
         """The open record is a header with no message yet (blank lines may follow it)."""
@@ -331,7 +340,7 @@ class _Stream(TracebackReader):
         if marker_rank is not None and not ranks:
             ranks = [int(marker_rank)]
         text = seen.line[marker.start("message"):].strip()
-        if marker_rank is not None:
+        if marker_rank is not None and not text.startswith("[PG "):  # (a process group's prefix names it already)
             text = f"[Rank {marker_rank}] {text}"  # the rank the component named, kept in the message
         return FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True, before=before,
                           logged_by=marker.re.pattern, logged_at=logged_at)

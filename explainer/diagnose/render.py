@@ -91,7 +91,7 @@ FRAME_FACTS = (("statement", "at "), ("called_via", "via "), ("entered_via", "vi
 def _rows(diagnosis: Diagnosis) -> list[_Row]:
     if diagnosis.rule is None and not diagnosis.runbook:
         line = f"torch-explainer: {diagnosis.title.lower()} ({_safe(first_line(diagnosis.error), 120)})."
-        return [_Row([], [(line, "dim")])]
+        return [_Row([], [(line, "dim")]), *_printed_with_rows(diagnosis.facts.get("printed_with"))]
     # No rule but a runbook: the message is another framework's (a foreign rule), said as plainly.
     rows = [
         _Row([], [("torch-explainer", "bold magenta"), (" ", None), (f"[{diagnosis.rule}]", "dim"), (" ", None),
@@ -159,7 +159,8 @@ def _place_row(indent: str, label: str, place: dict, function: bool = False) -> 
 
 
 def _printed_with_rows(parts: Any) -> list[_Row]:
-    """Records printed with the error that belong to it (facts.printed_with: anomaly mode's warning)."""
+    """Records printed with the error that belong to it (facts.printed_with: anomaly mode's warning, a warning a paste
+    holds above its error)."""
     rows = []
     for part in parts if isinstance(parts, list) else ():
         rows.append(_Row([("  ", None)], [("with ", "dim"), (f"[{_safe(str(part.get('rule')))}] ", "dim"),

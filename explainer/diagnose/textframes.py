@@ -10,41 +10,46 @@ import sys
 from dataclasses import dataclass, field
 
 from explainer._diagnosis import Location
+from explainer._lazyre import lazy_compile
 
 # ("文件" where a paste's "File" went through a translator)
-FRAME_RE = re.compile(r'^\s*`?\s*(?:File |文件)["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+FRAME_RE = lazy_compile(r'^\s*`?\s*(?:File |文件)["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 # A frame line whose beginning was cut off in the paste: 'tph-yolov5/utils/loss.py", line 243, in build_targets'.
-CUT_FRAME_RE = re.compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+CUT_FRAME_RE = lazy_compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 # pytest's report (--tb=short, and the middle entries of its default --tb=auto): "path/to/x.py:123: in forward", then
 # the code line indented by 4. (--tb=long prints the place after the entry's source instead: logscan reads that.)
-PYTEST_FRAME_RE = re.compile(r"^(?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")
+PYTEST_FRAME_RE = lazy_compile(r"^(?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")
 # Lines wrapped by the terminal or the forum at a fixed width: a line at least this long may go on below.
 WRAP_WIDTH = 64
 # The statement pasted on its own above the error ("loss.backward()" then "RuntimeError: ..."): a call.
-CALL_LINE_RE = re.compile(r"""^\s*(?:return\s+|(?:[\w.\[\]]+\s*,\s*)*[\w.\[\]]+\s*[-+*/]?=\s*)?[A-Za-z_][\w.\[\]'"]*\((?!.*: ).{0,200}$""")
+CALL_LINE_RE = lazy_compile(r"""^\s*(?:return\s+|(?:[\w.\[\]]+\s*,\s*)*[\w.\[\]]+\s*[-+*/]?=\s*)?[A-Za-z_][\w.\[\]'"]*\((?!.*: ).{0,200}$""")
 # A traceback cut before its last line ends at the raise statement: raise RuntimeError("text").
-RAISE_RE = re.compile(r"""^raise\s+(?P<type>[\w.]+)\(\s*(?P<q>["'])(?P<msg>[^"']*)(?P=q)\s*\)$""")
+RAISE_RE = lazy_compile(r"""^raise\s+(?P<type>[\w.]+)\(\s*(?P<q>["'])(?P<msg>[^"']*)(?P=q)\s*\)$""")
 # IPython and Jupyter: "File ~/x/linear.py:114, in Linear.forward(self, input)" (IPython 8) or
 # "~/x/linear.py in forward(self, input)" (IPython 7), then numbered context lines and an arrow at the line.
 IPYTHON_FRAME_RES = [
-    re.compile(r'^\s*File (?P<file>[^"\s\[][^,"]*?\.py):(?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
+    # (Spyder's IPython console leaves out the comma: "File ~\\x\\functional.py:3127 in binary_cross_entropy")
+    lazy_compile(r'^\s*File (?P<file>[^"\s\[][^,"]*?\.py):(?P<line>\d+)(?:,? in (?P<func>.+))?\s*$'),
     # JupyterLab's copy keeps the file as a markdown link: "File [~/x.py:64](http://host/lab/tree/x.py#line=63), in f"
-    re.compile(r'^\s*File \[(?P<file>[^\]\s]+?\.py):(?P<line>\d+)\]\([^)\s]*\)(?:, in (?P<func>.+))?\s*$'),
+    lazy_compile(r'^\s*File \[(?P<file>[^\]\s]+?\.py):(?P<line>\d+)\]\([^)\s]*\)(?:, in (?P<func>.+))?\s*$'),
     # (a module's own frame has no arguments: "~\\.conda\\envs\\py3\\lib\\site-packages\\torch\\__init__.py in <module>")
-    re.compile(r'^(?P<file>[^\s"]+\.py) in (?P<func>[\w<>.]+)(?:\(.*|(?<=<module>)\s*)$'),
+    # (Python 2's IPython names the compiled file: "/usr/local/lib/python2.7/dist-packages/torch/nn/utils/rnn.pyc in f(...)")
+    lazy_compile(r'^(?P<file>[^\s"]+\.pyc?) in (?P<func>[\w<>.]+)(?:\(.*|(?<=<module>)\s*)$'),
     # (a Databricks notebook's cell: "<command-1357939202606131> in <module>")
-    re.compile(r'^(?P<file><(?:ipython-input-[\w-]+|command-\d+)>) in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
+    lazy_compile(r'^(?P<file><(?:ipython-input-[\w-]+|command-\d+)>) in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
     # A notebook cell: "Cell In[3], line 1" (IPython 8.4 and later, ", in f(x)" for a function defined there),
     # "Input In [99], in f(self, x)" (IPython 8.0-8.3; the line comes from the arrow).
-    re.compile(r'^\s*(?P<file>Cell In\s*\[\d+\]), line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
-    re.compile(r'^\s*(?P<file>Input In \[\d+\]), in (?P<func>.+?)\s*$'),
+    lazy_compile(r'^\s*(?P<file>Cell In\s*\[\d+\]), line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
+    lazy_compile(r'^\s*(?P<file>Input In \[\d+\]), in (?P<func>.+?)\s*$'),
 ]
-ARROW_RE = re.compile(r"^\s*-*>\s*(?P<line>\d+)\s(?P<code>.*)$")
-CONTEXT_LINE_RE = re.compile(r"^\s*\d+(?:\s|$)")
+ARROW_RE = lazy_compile(r"^\s*-*>\s*(?P<line>\d+)\s(?P<code>.*)$")
+CONTEXT_LINE_RE = lazy_compile(r"^\s*\d+(?:\s|$)")
 
 
 @dataclass
 class Frame:
+    """One frame of a printed traceback, as read from the text."""
+
     file: str
     line: int
     func: str = ""
@@ -60,9 +65,9 @@ class Frame:
 #     return self._conv_forward(input, self.weight)
 #            │    │             │      └ Conv2d(12, 24, kernel_size=(3, 3), ...)
 #            │    │             └ tensor([[[[ 86.,  84., ...
-ANNOTATION_RE = re.compile(r"^(?P<lead>[ │]*)└ (?P<value>\S.*?)\s*$")
-DOTTED_NAME_RE = re.compile(r"(?:[A-Za-z_]\w*\s*\.\s*)*[A-Za-z_]\w*$")
-IDENTIFIER_RE = re.compile(r"[A-Za-z_]\w*")
+ANNOTATION_RE = lazy_compile(r"^(?P<lead>[ │]*)└ (?P<value>\S.*?)\s*$")
+DOTTED_NAME_RE = lazy_compile(r"(?:[A-Za-z_]\w*\s*\.\s*)*[A-Za-z_]\w*$")
+IDENTIFIER_RE = lazy_compile(r"[A-Za-z_]\w*")
 MAX_VALUE_CHARS = 300
 
 
@@ -109,10 +114,18 @@ def frames_location(frames: list[Frame]) -> Location | None:
     library that called into torch (the user's way in), else of the module torch.compile generated from the user's
     code."""
     for wanted in (looks_like_user_path, looks_like_library_path, is_compiled_graph):
-        for frame in reversed(frames):
+        for at in range(len(frames) - 1, -1, -1):
+            frame = frames[at]
             if frame.file and wanted(frame.file):
-                return Location(frame.file, frame.line, frame.code, frame.func)
+                func = frame.func
+                if func in INLINED_FUNCS and at and frames[at - 1].file == frame.file and frames[at - 1].func:
+                    func = frames[at - 1].func  # (Python 3.12 and later print the function the comprehension is in)
+                return Location(frame.file, frame.line, frame.code, func)
     return None
+
+
+# Before Python 3.12 a comprehension ran in a frame of its own, printed under its function's frame (PEP 709 inlined it).
+INLINED_FUNCS = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>"})
 
 
 # torch's own frames that only pass a call on: nn.Module's __call__, decorators' wrappers, a module run as a script.
@@ -142,7 +155,7 @@ def package_entry(frames: list[Frame]) -> Frame | None:
     return next((f for f in own[:-1] if f.func not in PASS_ON_FUNCS and f is not frames[-1]), None)
 
 
-PACKAGE_RE = re.compile(r"/(?:site|dist)-packages/(?:[^/]+\.egg/)?(?P<package>[^/]+)/")
+PACKAGE_RE = lazy_compile(r"/(?:site|dist)-packages/(?:[^/]+\.egg/)?(?P<package>[^/]+)/")
 
 
 def _package(path: str) -> str:
@@ -159,13 +172,13 @@ def _package(path: str) -> str:
 # started by multiprocessing's spawn ('python -c ...'), triton's kernel launcher, an FX graph, a decorator's wrapper.
 TYPED_PSEUDO_FILES = ("<stdin>", "<ipython-input-", "<input>", "<python-input-", "<console>", "<pyshell#", "<command-")
 # The standard library under a Python that is not laid out as lib/pythonX.Y (Windows, conda's envs\NAME\Lib).
-STDLIB_UNDER_LIB_RE = re.compile(r"/lib/(?P<module>\w+)(?:/|\.py$)")
+STDLIB_UNDER_LIB_RE = lazy_compile(r"/lib/(?P<module>\w+)(?:/|\.py$)")
 STDLIB_MODULES = frozenset(sys.stdlib_module_names)
 
 
 # The Python module Inductor generates for a compiled graph, in its cache folder (/tmp/torchinductor_USER/ by default):
 # "/tmp/torchinductor_root/iq/ciqrfu3ucgsq...na.py" (a two-character folder, then "c" and the graph's hash)
-COMPILED_GRAPH_RE = re.compile(r"(?:^|/)torchinductor_[^/]*/|/[a-z0-9]{2}/c[a-z0-9]{40,}\.py$")
+COMPILED_GRAPH_RE = lazy_compile(r"(?:^|/)torchinductor_[^/]*/|/[a-z0-9]{2}/c[a-z0-9]{40,}\.py$")
 
 
 def is_compiled_graph(path: str) -> bool:
@@ -219,7 +232,7 @@ def looks_like_library_path(path: str) -> bool:
 
 
 def _is_torch_path(lowered: str) -> bool:
-    return re.search(r"(^|/)torch/\S*\.py$", lowered) is not None
+    return re.search(r"(^|/)torch/\S*\.pyc?$", lowered) is not None  # (Python 2's IPython names the .pyc)
 
 
 def frame_match(line: str) -> Frame | None:
@@ -240,9 +253,9 @@ def frame_match(line: str) -> Frame | None:
 
 # A paste that lost its line breaks runs a frame, its code and even the error line together:
 # 'File "f.py", line 2516, in group_norm return torch.group_norm(...)RuntimeError: expected ...'.
-GLUED_NAME_RE = re.compile(r"<[^<>]*>|[^\s(]+")
-GLUED_FRAME_RE = re.compile(r'(?:^|\s+)`?File ["“]')
-GLUED_ERROR_RE = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning):(?:\s|$)")
+GLUED_NAME_RE = lazy_compile(r"<[^<>]*>|[^\s(]+")
+GLUED_FRAME_RE = lazy_compile(r'(?:^|\s+)`?File ["“]')
+GLUED_ERROR_RE = lazy_compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning):(?:\s|$)")
 
 
 def unglued(line: str) -> list[str] | None:
@@ -298,23 +311,32 @@ def frames_below(lines: list[str]) -> tuple[list[str], list[Frame]]:
     return lines[:start], frames[::-1]
 
 
-def with_failed_assert(text: str, code: str) -> str:
-    """A bare 'AssertionError' says nothing: the assert statement that failed (its frame's line) does."""
-    if text.strip() in ("AssertionError", "AssertionError:") and code.lstrip().startswith("assert "):
-        return f"AssertionError\n{code.strip()}"
-    return text
+# An error line that is its type alone: `raise SomeError`, an `assert` with no message, a C extension's bare error.
+BARE_ERROR_RE = lazy_compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*:?$")
+
+
+def with_failing_line(text: str, code: str) -> str:
+    """An error with no message says nothing but its type: the line of the innermost frame that raised it does (the
+    assert statement that failed, the call into a C extension that raised a bare RuntimeError), put under it for the
+    rules to read. Not a `raise` statement, which only says the type again."""
+    stripped, code = text.strip(), code.strip()
+    if not code or code.startswith("raise ") or not BARE_ERROR_RE.match(stripped):
+        return text
+    if stripped in ("AssertionError", "AssertionError:"):
+        return f"AssertionError\n{code}" if code.startswith("assert ") else text
+    return f"{stripped}\n{code}"
 
 
 # rich.traceback's box (kohya_ss, typer, Lightning's rich handlers): a title border, one panel line per
 # frame ("path.py:397 in f", the path cut at the box's width), numbered source lines with the failing
 # one marked ❱, nested locals panels; a long message may sit in a panel of its own.
-RICH_TITLE_RE = re.compile(r"^\s*╭─+ Traceback \(most recent call last\) ─+╮\s*$")
-RICH_PANEL_RE = re.compile(r"^\s*│(?P<inner>.*?)│?\s*$")
-RICH_FRAME_RE = re.compile(r"^(?P<file>\S.*?\.pyx?|<[\w\s.-]+>):(?P<line>\d+) in\s*(?P<func>[\w<>.]*)$")
-RICH_NO_FILE_RE = re.compile(r"^in (?P<func>[\w<>.]+):(?P<line>\d+)$")  # a frame whose source rich could not read
-RICH_PATH_CUT_RE = re.compile(r"^(?:/|[A-Za-z]:\\|~|\.\.?/)\S*$")  # a path that goes on in the next line
-RICH_CODE_RE = re.compile(r"^\s*(?P<arrow>❱)?\s*\d+(?:\s*│|\s|$)(?P<code>.*)$")
-RICH_FUNC_RE = re.compile(r"^\s*(?:<\w+>|[A-Za-z_][\w.]*)\s*$")
+RICH_TITLE_RE = lazy_compile(r"^\s*╭─+ Traceback \(most recent call last\) ─+╮\s*$")
+RICH_PANEL_RE = lazy_compile(r"^\s*│(?P<inner>.*?)│?\s*$")
+RICH_FRAME_RE = lazy_compile(r"^(?P<file>\S.*?\.pyx?|<[\w\s.-]+>):(?P<line>\d+) in\s*(?P<func>[\w<>.]*)$")
+RICH_NO_FILE_RE = lazy_compile(r"^in (?P<func>[\w<>.]+):(?P<line>\d+)$")  # a frame whose source rich could not read
+RICH_PATH_CUT_RE = lazy_compile(r"^(?:/|[A-Za-z]:\\|~|\.\.?/)\S*$")  # a path that goes on in the next line
+RICH_CODE_RE = lazy_compile(r"^\s*(?P<arrow>❱)?\s*\d+(?:\s*│|\s|$)(?P<code>.*)$")
+RICH_FUNC_RE = lazy_compile(r"^\s*(?:<\w+>|[A-Za-z_][\w.]*)\s*$")
 RICH_BOX_CHARS = "│╭╰"
 
 

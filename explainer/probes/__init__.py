@@ -30,22 +30,28 @@ from .._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, 
                         safe_getattr, tensor_facts, user_frames)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)  # it holds live frames and the exception: never repr'd or compared
 class ProbeContext:
+    """What a probe reads: the exception, the traceback's records and the facts the message gave."""
+
     exception: BaseException | None
     records: list[FrameRecord]
     facts: dict[str, Any]  # values read from the message so far
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Evidence:
+    """What a probe found: facts for the templates, culprit tensors' metadata, a better location."""
+
     facts: dict[str, Any] = field(default_factory=dict)
     culprits: list[dict[str, Any]] = field(default_factory=list)
     location: Location | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)  # one registered probe is one object
 class Probe:
+    """A registered probe: its function and the facts it may provide."""
+
     name: str
     function: Callable[[ProbeContext], Evidence | None]
     provides: tuple[str, ...]

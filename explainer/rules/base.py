@@ -24,15 +24,19 @@ MATCH_TIMEOUT_S = 0.1
 MAX_MATCH_CHARS = 100_000
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class Match:
+    """A rule that matched, the values its pattern's named groups took and which pattern it was."""
+
     rule: Rule
     groups: dict[str, Any]
     pattern_index: int
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class RuleBase:
+    """The rules in the order they are tried, with what went wrong loading them."""
+
     rules: list[Rule]
     problems: list[RuleError] = field(default_factory=list)
     timeouts: set[str] = field(default_factory=set)

@@ -18,13 +18,14 @@ from typing import Any, Callable
 
 from explainer._diagnosis import CATEGORIES
 from explainer._errors import RuleError
+from explainer._lazyre import lazy_compile
 
 from .rule import parse_yaml_with_lines
 
 PACK_FILE = "pack.yaml"
 ENV_VAR = "EXPLAINER_RULES"
 ENTRY_POINT_GROUP = "explainer.rules"
-PREFIX_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+PREFIX_RE = lazy_compile(r"^[a-z][a-z0-9_]*$")
 PACK_FIELDS = {"prefix", "name", "probes"}
 # Built-in rule ids are 'category.name', so every category is a built-in prefix.
 RESERVED_PREFIXES = frozenset(CATEGORIES) | {"builtin", "explainer", "torch"}
@@ -32,6 +33,8 @@ RESERVED_PREFIXES = frozenset(CATEGORIES) | {"builtin", "explainer", "torch"}
 
 @dataclass
 class Pack:
+    """A team's rule folder, with the prefix its rule ids take and how it was found."""
+
     prefix: str
     name: str
     folder: Path

@@ -12,12 +12,13 @@ from typing import Any
 from explainer._cache import NO_CACHE, RuleCache
 from explainer._diagnosis import CATEGORIES
 from explainer._errors import RuleError
+from explainer._lazyre import lazy_compile
 
 from .prefilter import IGNORE_CASE, gates, required_runs, text_may_match  # noqa: F401 (this module's API too)
 from .templates import TemplateProblem, template_fields
 
-ID_RE = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
-FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
+ID_RE = lazy_compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
+FRONT_MATTER_RE = lazy_compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
 KNOWN_FIELDS = {
     "id", "kind", "category", "title", "priority", "patterns", "summary", "fixes", "probes",
     "examples", "counter_examples", "fixture", "related", "tags", "facts", "context", "joins",
@@ -34,12 +35,14 @@ COMMON_FACTS = frozenset({"error_type", "message"})
 
 @dataclass
 class Example:
+    """A real message a rule claims (or, as a counter-example, must not) and where it came from."""
+
     message: str
     source: str
     line: int | None = None
 
 
-@dataclass
+@dataclass(repr=False)  # its repr would print every field of every example
 class Rule:
     """A validated rule. Patterns compile on first use; `literals` lets matching skip a pattern
     whose required text is absent without compiling it."""

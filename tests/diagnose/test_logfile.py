@@ -86,3 +86,25 @@ def test_without_grep_or_when_grep_fails_the_file_is_read_the_plain_way(tmp_path
     with pytest.raises(_logfile.GrepFailed):
         list(_logfile.skippable_blocks(str(path)))
     assert [d.to_dict() for d in explain_input(str(path))] == expected
+
+
+def test_a_quiet_stretch_costs_one_remembered_tail_however_many_blocks_it_spans(tmp_path, small_blocks, monkeypatch):
+    from explainer.diagnose.logscan import Scanner
+
+    errors = [(LOGS / name).read_text(encoding="utf-8") for name in ("dataloader_worker.log", "issue_paste.md")]
+    path = tmp_path / "train.log"
+    _write_log(path, errors, lines_between=3000)
+    remembered, skipped = [], []
+    remember, blocks = Scanner.remember, _logfile._blocks
+
+    def counting(*args):
+        for block in blocks(*args):
+            if not block.has_trigger:
+                skipped.append(block)
+            yield block
+
+    monkeypatch.setattr(Scanner, "remember", lambda self, tail: remembered.append(tail) or remember(self, tail))
+    monkeypatch.setattr(_logfile, "_blocks", counting)
+    found = [d.to_dict() for d in explain_input(str(path))]
+    assert found == _plain(path)
+    assert len(skipped) > 20 and len(remembered) <= 2 * len(errors) + 1

@@ -58,7 +58,7 @@ CASES = [
      "/opt/conda/conda-bld/pytorch_1535491974311/work/aten/src/THCUNN/generic/SpatialClassNLLCriterion.cu:27",
      "shape.class_weight_size", ["weight"]),
     ("IndexError: invalid index of a 0-dim tensor. Use tensor.item() to convert a 0-dim tensor to a Python number",
-     "shape.zero_dim_index", ["0-dim", ".item()"]),
+     "other.zero_dim_index", ["0-dim", ".item()"]),
     ("RuntimeError: zero-dimensional tensor (at position 1) cannot be concatenated", "shape.cat_zero_dim",
      ["1", "torch.stack"]),
     ("RuntimeError: unflatten: Provided sizes [1, 37200] don't multiply up to the size of dim 0 (40) in the input "
@@ -93,7 +93,7 @@ def test_pasted_message_is_explained_with_its_values(text, rule, values):
 
 
 NEW_RULES = {"numerics.loss_nan_log", "numerics.distribution_value_support", "shape.permute_dims",
-             "autograd.nograd_view_inplace", "shape.class_weight_size", "shape.zero_dim_index", "shape.cat_zero_dim",
+             "autograd.nograd_view_inplace", "shape.class_weight_size", "other.zero_dim_index", "shape.cat_zero_dim",
              "shape.unflatten_sizes", "shape.matmul_zero_dim", "autograd.save_for_backward_non_tensor",
              "autograd.integer_grad", "numerics.bernoulli_probability", "dtype.tensor_from_strings",
              "dtype.argument_type_mismatch", "shape.repeat_dims", "shape.batchnorm_input_rank",
@@ -137,7 +137,7 @@ def _nograd_view_inplace():
      "numerics.distribution_value_support"),
     (lambda: torch.nn.CrossEntropyLoss(weight=torch.ones(5))(torch.randn(4, 3), torch.tensor([0, 1, 2, 0])),
      "shape.class_weight_size"),
-    (lambda: torch.tensor(1.0)[0], "shape.zero_dim_index"),
+    (lambda: torch.tensor(1.0)[0], "other.zero_dim_index"),
     (lambda: torch.cat([torch.tensor(1.0), torch.tensor(2.0)]), "shape.cat_zero_dim"),
     (lambda: torch.rand(2, 7).unflatten(1, (2, 3)), "shape.unflatten_sizes"),
     (lambda: torch.tensor(0.5) @ torch.rand(3, 3), "shape.matmul_zero_dim"),
