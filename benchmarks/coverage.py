@@ -42,7 +42,8 @@ OUTCOMES = ("explained", "partial", "wrong", "unexplained")
 INTEGER_RE = re.compile(r"\d+")
 DECIMAL_RE = re.compile(r"\d+\.\d+")
 GLUED_RE = re.compile(r"([A-Za-z]+)(\d+)")
-FRAME_SPELLING_RE = re.compile(r'(?P<file>[^\s"]+)",? line (?P<line>\d+)')
+# a frame's place as Python prints it ('model.py", line 75') or IPython 8 names a notebook cell ('Cell In[14], line 1')
+FRAME_SPELLING_RE = re.compile(r'(?:(?P<file>[^\s"]+)"|(?P<cell>Cell In\s*\[\d+\])),? line (?P<line>\d+)')
 
 
 @dataclass
@@ -105,9 +106,10 @@ def _flatten(text: str) -> str:
 def value_named(value: str, said: str) -> bool:
     """A size is named when its numbers appear in order (`3 x 3` is `(3, 3)`); a lone decimal when a stated
     number rounds to it (`372.5` for `372.53`); a word glued to its number as either (`rank5`, `rank 5`);
-    a frame's place as either spelling (`model.py", line 75` is `model.py:75`); other values as text."""
+    a frame's place as either spelling (`model.py", line 75` is `model.py:75`, `Cell In[14], line 1` is
+    `Cell In[14]:1`); other values as text."""
     frame = FRAME_SPELLING_RE.fullmatch(value.strip())
-    if frame and value_named(f"{frame['file']}:{frame['line']}", said):
+    if frame and value_named(f"{frame['file'] or frame['cell']}:{frame['line']}", said):
         return True
     glued = GLUED_RE.fullmatch(value.strip())
     if glued and value_named(f"{glued.group(1)} {glued.group(2)}", said):

@@ -385,10 +385,28 @@ def note_raising_frame(diagnosis: Diagnosis, found) -> None:
     elif raised_at_location and (caller := _caller(frames)) is not None and caller.code and caller.file \
             and (caller.file, caller.line) not in shown and not looks_like_user_path(caller.file):
         diagnosis.facts["called_via"] = _frame_fact(caller)
+    if where is not None and (outer := _outer_caller(frames, where, shown)) is not None:
+        diagnosis.facts["called_from"] = _frame_fact(outer)
     statement = frames[0]
     if where is None and len(frames) > 1 and not statement.file and statement.code:
         # the paste began with the code line of its first frame: the user's statement, with no place
         diagnosis.facts["statement"] = _frame_fact(statement)
+
+
+def _outer_caller(frames: list[Frame], where, shown: set) -> Frame | None:
+    """The line that called the location's function, where it is code of the user's (IPython's `print(vmap(f)(y))`
+    over the cell's `f`, the script's `load_model("medium.pt")` over its `torch.load(path)`) or, for a location in a
+    library, of a library (sglang's `moe_fused_gate(...)` over sgl_kernel's call into torch): the outer frames torch's
+    own pass the call on through are skipped."""
+    at = next((i for i in range(len(frames) - 1, -1, -1) if (frames[i].file, frames[i].line) == (where.file, where.line)),
+              None)
+    if not at:
+        return None
+    user = looks_like_user_path(where.file)
+    for frame in reversed(frames[:at]):
+        if looks_like_user_path(frame.file) or (not user and looks_like_library_path(frame.file)):
+            return frame if frame.code and (frame.file, frame.line) not in shown else None
+    return None
 
 
 def _caller(frames: list[Frame]) -> Frame | None:

@@ -15,13 +15,14 @@ from explainer.diagnose.logpatterns import comfyui_node
 from explainer.diagnose.loglines import clean_line_record
 from explainer.diagnose.logscan import FoundError, Scanner, scan
 from explainer.diagnose.textframes import Frame, frames_location, looks_like_user_path
-from explainer.rules.base import context_facts, default_rulebase
+from explainer.rules.base import context_facts, default_rulebase, match_rule
 
 from .explain import explain_found, note_logged_place, note_raising_frame
 
 
 def explain_paste(head: str) -> list[Diagnosis]:
     """Every error in a short paste, explained as one message."""
+    head = unwrapped(head)
     scanner = Scanner()
     found = list(scan_blocks([head], scanner))
     _give_dangling_frames(found, scanner.dangling)
@@ -43,13 +44,49 @@ def explain_paste(head: str) -> list[Diagnosis]:
     if text and whole:
         diagnosis = explain_text(text, context=text)  # its context patterns read the whole paste
         if diagnosis.rule is not None or diagnosis.runbook:  # a rule, or a foreign rule's page
-            diagnosis = _placed(diagnosis, head, text, scanner.dangling)
+            diagnosis = _placed(diagnosis, head, text, scanner.dangling, found)
             if node := comfyui_node(text):
                 diagnosis.facts["comfyui_node"] = node
-            if glogged := clean_line_record(text.splitlines()[0])[3]:
-                note_logged_place(diagnosis, glogged)  # the glog prefix of a logged line pasted alone: where it was logged
+            if glogged := _logged_place(text, diagnosis.rule):
+                note_logged_place(diagnosis, glogged)  # the glog prefix of the logged line: where it was logged
             return [diagnosis]
     return diagnoses
+
+
+# The mark of a line of a markdown quote, with the space after it (one level: ">>> " is Python's prompt, quoted or not)
+QUOTE_MARK_RE = lazy_compile(r"^[ \t]*>[ \t]?")
+# Characters a URL encodes, as they stand in an error message (a paste copied from a link or a search box)
+URL_ESCAPE_RE = lazy_compile(r"%(?:20|0[AD]|2[0-9A-F]|3[A-F]|5[BCD]|7[BD])", re.IGNORECASE)
+
+
+def unwrapped(head: str) -> str:
+    """The paste as it was printed: a markdown quote's marks taken off every line, where each of its lines is quoted (a
+    GitHub comment quoting the traceback: "> RuntimeError: ..."); a message copied URL-encoded, with no space or line
+    break left ("libtorch_cuda.so:%20undefined%20symbol:%20ncclCommRegister"), decoded."""
+    stripped = head.strip()
+    if "%" in stripped and not any(c.isspace() for c in stripped) and URL_ESCAPE_RE.search(stripped):
+        from urllib.parse import unquote
+
+        return unquote(stripped)
+    if stripped[:1] == ">":
+        lines = head.splitlines()
+        if all(QUOTE_MARK_RE.match(line) for line in lines if line.strip()):
+            return "\n".join(QUOTE_MARK_RE.sub("", line, count=1) for line in lines)
+    return head
+
+
+def _logged_place(text: str, rule_id: str | None) -> str:
+    """The place a glog prefix names on the line of a paste read whole that holds the rule's message (TCPStore's
+    "[W519 18:43:28.514 TCPStore.cpp:125] [c10d] recvValue failed ..." under vLLM's DEBUG lines), else on its first
+    line; "" where there is none."""
+    lines = text.splitlines()
+    rule = default_rulebase().by_id.get(rule_id) if rule_id else None
+    if rule is not None and len(lines) > 1:
+        for line in lines:
+            cleaned, _, _, place, _ = clean_line_record(line)
+            if place and match_rule(rule, cleaned) is not None:
+                return place
+    return clean_line_record(lines[0])[3] if lines else ""
 
 
 # The values of an error's message another record may name: a quoted name ('mv'), a number.
@@ -113,10 +150,12 @@ def _give_dangling_frames(found: list[FoundError], dangling: list[Frame]) -> Non
         last.frames = [*dangling, *last.frames]
 
 
-def _placed(diagnosis: Diagnosis, head: str, text: str, dangling: list[Frame]) -> Diagnosis:
+def _placed(diagnosis: Diagnosis, head: str, text: str, dangling: list[Frame], found: list[FoundError]) -> Diagnosis:
     """A paste explained whole (no line of it read as its error line: " RuntimeError: ..." indented by a space, an
-    error line cut off): where it happened, from the paste read again with every line's indentation taken off (the
-    statement above an error line), or else from the frames it ends with."""
+    error line cut off; or its one record explained only with the rest of the paste: the `raise` statement's words
+    over a message that lost a letter): where it happened, from the paste read again with every line's indentation
+    taken off (the statement above an error line), or else from the frames of its one record, or of the traceback it
+    ends with."""
     if diagnosis.rule is None:
         return diagnosis
     relaxed = explain_found(scan(line.lstrip() for line in head.splitlines()))
@@ -124,7 +163,10 @@ def _placed(diagnosis: Diagnosis, head: str, text: str, dangling: list[Frame]) -
     if same is not None and same.rule == diagnosis.rule and (same.location or "raised_in" in same.facts):
         _lend_paste_facts([same], text)
         return same
-    if dangling:
+    if len(found) == 1 and found[0].frames and not found[0].warning:
+        diagnosis.location = found[0].location()
+        note_raising_frame(diagnosis, found[0])
+    elif dangling:
         diagnosis.location = frames_location(dangling)
         note_raising_frame(diagnosis, FoundError(text, dangling))
     return diagnosis

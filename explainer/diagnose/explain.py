@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 from explainer._config import runbook_url
 from explainer._diagnosis import Diagnosis, Location
 from explainer._lazyre import lazy_compile
-from explainer._inspect import FrameRecord, user_location, walk_traceback
+from explainer._inspect import FrameRecord, innermost_user_frame, user_location, walk_traceback
 from explainer.probes import PROBES, Evidence, ProbeContext
 from explainer.rules.base import Match, RuleBase, context_facts, default_rulebase, match_rule
 from explainer.rules.templates import render_first
 
 from .exctext import ExceptionTexts
-from .textframes import Frame, library_tail, printed_frames, with_failing_line
+from .textframes import Frame, library_tail, printed_frames, raising_frames, with_failing_line
 
 if TYPE_CHECKING:
     from .logscan import FoundError
@@ -80,7 +80,7 @@ def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: Ru
                 return diagnosis
         found = _match_with_raising_frames(rulebase, text, records)
         if found is not None:
-            diagnosis = _diagnose(found, text, records, candidate)
+            diagnosis = _diagnose(found, text, records, candidate, extra_facts=_code_context(found, records))
             return _in_child(diagnosis, child) if child is not None else diagnosis
     diagnosis = unknown(text_of(exc), user_location(outer_records))
     return _in_child(diagnosis, child) if child is not None else diagnosis
@@ -105,6 +105,14 @@ def _raising_frames_text(records: list[FrameRecord]) -> str:
             break
         tail.append(record)
     return printed_frames([(r.filename, r.lineno, r.name) for r in reversed(tail)])
+
+
+def _code_context(found: Match, records: list[FrameRecord]) -> dict[str, Any] | None:
+    """Live, what the rule's context patterns find in the code lines of the raising frame and the user's failing one."""
+    if not found.rule.context_sources or not records:
+        return None
+    codes = dict.fromkeys(r.code for r in (records[-1], innermost_user_frame(records)) if r is not None and r.code)
+    return {k: v for k, v in context_facts(found.rule, "\n".join(codes)).items() if k not in found.groups} or None
 
 
 def _split_embedded(text: str) -> tuple[str, FoundError] | None:
@@ -174,6 +182,8 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
     if found is None:
         return unknown(text, location)
     read = before if context is None else context
+    if found.rule.context_sources and frames and (code := raising_frames(list(frames))[-1].code):
+        read = f"{read}\n{code}"  # the failing frame's code line: `B, H, Q, KV = mask.shape` over "too many values"
     facts = {k: v for k, v in context_facts(found.rule, read).items() if k not in found.groups}
     return _diagnose(found, text, [], None, extra_facts={**facts, **(extra_facts or {})}, location=location)
 

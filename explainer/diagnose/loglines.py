@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 from explainer._diagnosis import Location
 
 from .logpatterns import (ANSI_RE, ANSI_RESIDUE_LEAD_RE, ANSI_RESIDUE_RE, AUTOLINK_RE, CONTINUATION_PREFIXES, EMPTY_AFTER_PREFIX, EXCEPTION_RE,
-                          JSON_MESSAGE_RE, OUTER_PREFIXES, PREFIX_TABLE, RANK_RE, TQDM_BAR_RE, marker_match, opener_match)
+                          JSON_MESSAGE_RE, OUTER_PREFIXES, PREFIX_TABLE, QUOTE_PREFIX_RE, RANK_RE, TQDM_BAR_RE, marker_match, opener_match)
 from .textframes import Frame, frames_location
 
 MAX_MESSAGE_CHARS = 100_000
 MAX_LINE_CHARS = 20_000
+MARKDOWN_LEADS = "`\"'*#_"  # the first characters of a line _unmarked may change
 
 
 @dataclass
@@ -82,6 +83,14 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool, str, str]:
             # what a worker printed through Ray or docker, with its own prefix: "(WorkerDict pid=798105) [W1110
             # 10:14:58.148276805 TCPStore.cpp:125] "
             line, new_record, source, glog = _inner_prefix(line, new_record, source, glog)
+    if line[:1] in MARKDOWN_LEADS or line[-1:] == "`":
+        line = _unmarked(line)
+    return line, rank, new_record, source, glog
+
+
+def _unmarked(line: str) -> str:
+    """The line without the markdown around an error line: inline code, a code block on one line, quotes, bold,
+    italics, a heading."""
     if line.startswith("`") and line.rstrip().endswith("`") and not line.startswith("```"):
         line = line.strip().strip("`")
     elif line[:1] == "`" and not line.startswith("```") and line.count("`") % 2:
@@ -90,17 +99,20 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool, str, str]:
         line = line[:-1]  # ... and closed here ("For debugging consider passing CUDA_LAUNCH_BLOCKING=1.`")
     elif line.startswith("```") and line.rstrip().endswith("```") and len(line.strip()) > 6:
         line = line.strip()[3:-3].strip()  # a code block opened and closed on one line
+    elif line[:1] in "\"'" and len(stripped := line.rstrip()) > 2 and stripped[-1] == line[0]:
+        if EXCEPTION_RE.match(core := stripped[1:-1]):
+            line = core  # an error line in quotes ("RuntimeError: Expected 4-dimensional input ...")
     elif line[:1] in "*#" or line[:1] == "_" and line.rstrip()[-1:] == "_":
         core = line.strip().strip("*_").lstrip("# ").strip("*_")  # markdown bold, italics, headings (not `_pickle.X`)
         if core and EXCEPTION_RE.match(core):
             line = core
-    return line, rank, new_record, source, glog
+    return line
 
 
 def _inner_prefix(line: str, new_record: bool, source: str, glog: str) -> tuple[str, bool, str, str]:
     """A log prefix under another one (a rank's glog line as Ray or vLLM printed it): taken off too."""
     found = _log_prefix(line)
-    if found is None:
+    if found is None or found[0] is QUOTE_PREFIX_RE:  # (">>> ", quoted or not, is Python's prompt)
         return line, new_record, source, glog
     source = found[1].groupdict().get("src") or ""
     return (line[found[1].end():], new_record or found[0] not in CONTINUATION_PREFIXES, source,

@@ -20,8 +20,10 @@ ANSI_RESIDUE_LEAD_RE = lazy_compile(r"^(?:\[(?:\d{1,3};)*\d{1,3}m)+")
 RANK_RE = lazy_compile(r"^\s*\[(?:rank|default)(?P<rank>\d+)\]:\s?")
 PREFIX_RES = [
     # 2024-05-01 10:00:00,123 - trainer - ERROR - ...   /  [2024-05-01 10:00:00] ERROR: ...
+    # (and the component after the level: "2022-08-11 16:58:36.000 [INFO] [Driver] ...")
     lazy_compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
-               r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*)?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)\]?)\s*[-|:]?)?\s*"),
+               r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*)?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)\]?)\s*[-|:]?"
+               r"(?:\s*\[(?!rank\d)[A-Za-z][\w.-]*\](?= |$))?)?\s*"),
     # glog: E0501 10:00:00.123456 1234 file.cpp:12] ...; torch's Python logs in the same layout, with dynamo's compile
     # id after the place where one is being compiled: W0301 12:00:00.123000 123 torch/_dynamo/convert_frame.py:1550] [0/8]
     lazy_compile(r"^[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+(?P<src>[^\]]+)\](?: \[!?\d+(?:/\d+)+(?:_\d+)?\])?\s*"),
@@ -50,19 +52,21 @@ PYTEST_PREFIX_RE = lazy_compile(r"^E(?: {3,}|\t)\s*")
 # around it), nested two spaces deeper per level (a border line alone reads as a blank line)
 GROUP_COLUMN_RE = lazy_compile(r"^(?:  )+(?:[|+] |\+[-+ \d]*$)")
 PREFIX_RES += [VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, GROUP_COLUMN_RE,
-               lazy_compile(r"^>\s?")]  # the last: quotes
+               lazy_compile(r"^(?:>|- \[[ xX]\])\s?")]  # the last: quotes (and a markdown task list's boxes: "- [ ] ")
 # a quoted line continues the quote, a container's line its output, pytest's E column the error, vLLM's and Ray's
 # prefixes the traceback they log line by line, an exception group's column its member's traceback; other prefixes
 # start a record
 CONTINUATION_PREFIXES = tuple(PREFIX_RES[-6:])
+QUOTE_PREFIX_RE = PREFIX_RES[-1]
 GLOG_PREFIX_RE = PREFIX_RES[1]
-# prefixes of a process's output that the process's own log prefixes may follow
-OUTER_PREFIXES = (RAY_PREFIX_RE, DOCKER_PREFIX_RE)
+# prefixes of a process's output that the process's own log prefixes may follow (and a quote, of any line)
+OUTER_PREFIXES = (RAY_PREFIX_RE, DOCKER_PREFIX_RE, QUOTE_PREFIX_RE)
 # others with nothing after: a value (a glog prefix alone is an empty line of a log record: torch's Python logs put the
 # prefix on every line of a record)
-EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, GLOG_PREFIX_RE, GROUP_COLUMN_RE)
+EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, GLOG_PREFIX_RE, GROUP_COLUMN_RE,
+                      QUOTE_PREFIX_RE)  # (a quote's blank line: ">")
 # Each prefix with the characters it can begin with (None: any), so that most lines try only a few of the patterns.
-PREFIX_TABLE = list(zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(DIWEC", "(", None, "E", " ", ">"],
+PREFIX_TABLE = list(zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(DIWEC", "(", None, "E", " ", ">-"],
                         strict=True))
 # A tqdm progress bar that other output was written right after, with no line break between them (the bar redraws
 # its line with \r, and a crash prints where the bar ended): "Epoch 12/200:  29%|██▉   | 116/404 [01:31<03:42,  1.30it/s,
@@ -85,6 +89,9 @@ MARKER_RES = [
     re.compile(r"(?P<message>Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker.*)"),
     # fastai's DataLoader, when it cannot draw one batch (printed, then either the error or nothing).
     re.compile(r"(?P<message>Could not do one pass in your dataloader, there is something wrong in it.*)"),
+    # argparse refusing the --local_rank / --local-rank argument torch.distributed.launch adds to each worker's command
+    # line ("train.py: error: unrecognized arguments: --local-rank=0"); a SystemExit, so printed with no traceback.
+    re.compile(r"^\s*(?P<message>[^\s:][^:]*: error: unrecognized arguments: (?:.*\s)?--local[-_]rank\b.*)"),
     # torch.distributed.elastic's agent, when a worker dies: the exit code and the signal, before the summary.
     re.compile(r"(?P<message>failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\) of binary: .*)"),
     # Inductor's max-autotune logs a benchmark choice that failed to precompile, then goes on with the others.
@@ -134,7 +141,8 @@ TRIGGER_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Fai
                     "watchdog got stuck", "Heartbeat monitor timed out", "client socket has timed out",
                     "Assertion", "terminate called", "发生异常", "exitcode", "encountered in worker", "Could not do one pass", "File ", '", line ', ".py in ",
                     "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL", "<class '",
-                    "terminated with the following error")
+                    "terminated with the following error", "unrecognized arguments",
+                    ".py](http")  # (a frame's file as a markdown link: "[/x/base_class.py](https://localhost:8080/#) in f")
 TRIGGER_RE = lazy_compile("|".join(re.escape(literal) for literal in TRIGGER_LITERALS))
 INLINE_CODE_RE = lazy_compile(r"`([^`\n]{8,2000})`")
 # Python's header, or IPython's: the error type, then "Traceback (most recent call last)" at the right margin.
@@ -144,7 +152,9 @@ EXCEPTION_RE = lazy_compile(
     r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
 # The error line under a traceback's frames, for a type EXCEPTION_RE does not know by its name: module-qualified
 # ("triton.runtime.errors.OutOfResources: out of resource: shared memory") or StopIteration.
-TRACEBACK_END_RE = lazy_compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Z]\w*|StopIteration)(?::\s?(?P<msg>.*))?$")
+# (an extension's exception may be named in lower case: OpenCV's "cv2.error: ...", with its message)
+TRACEBACK_END_RE = lazy_compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Z]\w*|StopIteration|(?:[A-Za-z_]\w*\.)+[a-z]\w*(?=: \S))"
+                                r"(?::\s?(?P<msg>.*))?$")
 # Parts of a message that torch prints after a blank line (dynamo's "from user code:" and its hints).
 # ComfyUI names the node that failed: "Error occurred when executing SUPIR_Upscale:" (before 2024), or its
 # error report's "- **Node Type:** ExpressionEditor" (quoted with "> " when pasted into a GitHub comment).
@@ -165,8 +175,10 @@ AFTER_BLANK_RE = lazy_compile(r"(from user code:|While executing |Original trace
                             r"hint: |\(\s*handle,)")
 REPRO_PART_RE = lazy_compile(r"(import torch|ConvolutionParams|input: TensorDescriptor|output: TensorDescriptor|weight: FilterDescriptor)")
 # A file name that GitHub's markdown turned into a link, copied back as markdown: "[a.so](http://a.so/)".
-# Colab links a notebook frame's cell: "[<ipython-input-3-d2a3>](https://localhost:8080/#) in <cell line: 1>()".
-AUTOLINK_RE = lazy_compile(r"\[([^\]\s]+)\]\(https?://\1/?\)|\[(<ipython-input-[\w-]+>)\]\(https?://[^)\s]*\)")
+# Colab links a notebook frame's cell: "[<ipython-input-3-d2a3>](https://localhost:8080/#) in <cell line: 1>()",
+# and a library frame's file: "[/usr/local/lib/python3.9/dist-packages/x/compile.py](https://localhost:8080/#) in f(model)".
+AUTOLINK_RE = lazy_compile(r"\[([^\]\s]+)\]\(https?://\1/?\)|"
+                           r"\[(<ipython-input-[\w-]+>|(?:[A-Za-z]:)?[/\\][^\]\n]*?\.py)\]\(https?://[^)\s]*\)")
 # pytest's line under the error it reports: where it was raised and its type ("torch/serialization.py:1529: UnpicklingError")
 PYTEST_CRASH_RE = lazy_compile(r"^(?P<path>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+): (?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*$")
 # pytest's --tb=long report (and the first and last entries of its default --tb=auto) prints each entry's source, the

@@ -21,8 +21,8 @@ from .logpatterns import (AFTER_BLANK_RE, CHAIN_RE, DEDUPE_RES, EMBEDDED_RE, FOR
                           SCRIPT_QUOTE_RE, TERMINATE_OPENER, TRACEBACK_END_RE, TRACEBACK_RE, VSCODE_OPENER,
                           WARNING_OPENER, WHAT_RE, WORKER_HEAD_RE, comfyui_title, introduces_inner, node_named,
                           pytest_section)
-from .textframes import (ANNOTATION_RE, CALL_LINE_RE, FRAME_RE, Frame, RichBox, frame_match, frames_below, in_call_order,
-                         unglued, with_failing_line)
+from .textframes import (ANNOTATION_RE, CALL_LINE_RE, FRAME_RE, TRACEBACK_TITLE, Frame, RichBox, frame_match, frames_below,
+                         glued_traceback, in_call_order, unglued, with_failing_line)
 from .tracelines import TracebackReader
 
 MAX_MESSAGE_LINES = 80
@@ -100,7 +100,8 @@ class _Stream(TracebackReader):
             return
         if (boxed := self.rich.unbox(line)) is not None:
             line = boxed
-        if ", in " in line and (parts := unglued(line)) is not None:
+        if ", in " in line and ((parts := unglued(line)) is not None or
+                                (TRACEBACK_TITLE in line and (parts := glued_traceback(line)) is not None)):
             for part in parts:  # a frame, its code and the error run together on one line: read one by one
                 yield from self.feed(number, part, rank, new_record)
                 new_record = False
@@ -277,7 +278,7 @@ class _Stream(TracebackReader):
         worker's re-raise, nor TorchScript's quote of its source, which names no function)."""
         frame = FRAME_RE.match(line)
         return frame is not None and bool(frame.group("func")) and not self.embedded_depth and not self.vscode \
-            and not WORKER_HEAD_RE.search(self.lines[0])
+            and not WORKER_HEAD_RE.search(self.lines[0]) and not self.lines[0].rstrip().endswith(":")
 
     def _header_only(self) -> bool:
         """The open record is a header with no message yet (blank lines may follow it)."""
@@ -346,7 +347,7 @@ class _Stream(TracebackReader):
                           logged_by=marker.re.pattern, logged_at=logged_at)
 
     def _outside_message(self, number: int, line: str, rank: int | None, ranks: list[int]) -> Iterator[FoundError]:
-        if self.in_traceback and not line.startswith(" "):
+        if self.in_traceback and not line.startswith((" ", "\t")):
             cut = self.cut_traceback(number, rank)
             if cut is not None:
                 yield cut

@@ -83,7 +83,7 @@ class _Row:
 # Facts that place the error beyond its location, each a frame {"file", "line", "function", "code"}, in the
 # order they are shown, with their labels (statement: the user's line a paste began with, its frame line cut off: no
 # file, no line).
-FRAME_FACTS = (("statement", "at "), ("called_via", "via "), ("entered_via", "via "), ("raised_in", "raised in "),
+FRAME_FACTS = (("statement", "at "), ("called_from", "called from "), ("called_via", "via "), ("entered_via", "via "), ("raised_in", "raised in "),
                ("reraised_at", "re-raised in the parent process at "), ("script_source", "in the scripted code at "),
                ("torch_source", "in torch's C++ at "), ("logged_from", "logged from "))
 

@@ -146,6 +146,8 @@ def package_entry(frames: list[Frame]) -> Frame | None:
         if any(looks_like_library_path(f.file) for f in frames if f.file):
             return None
         own = [f for f in frames if f.file and _is_torch_path(f.file.replace("\\", "/"))]
+        if len(own) == 1 and own[0] is not frames[-1] and own[0].func not in PASS_ON_FUNCS:
+            return own[0]  # torch's one frame over the standard library's (cpp_extension's call into subprocess)
     else:
         own = []
         for frame in reversed(frames):
@@ -278,6 +280,18 @@ def unglued(line: str) -> list[str] | None:
     if after:
         lines += (unglued(after) or [after]) if error is None else [after]
     return lines
+
+
+TRACEBACK_TITLE = "Traceback (most recent call last):"
+
+
+def glued_traceback(line: str) -> list[str] | None:
+    """The lines of a whole traceback a report ran together on one line after a label of its own ("Full: Traceback
+    (most recent call last): File "flask\\app.py", line 1950, in f File ... RuntimeError: ..."), or None."""
+    rest = line.partition(TRACEBACK_TITLE)[2].strip()
+    if not rest or GLUED_FRAME_RE.match(rest) is None:
+        return None
+    return [TRACEBACK_TITLE, *(unglued(rest) or [rest])]
 
 
 def in_call_order(frames: list[Frame]) -> list[Frame]:

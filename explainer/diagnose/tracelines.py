@@ -171,7 +171,7 @@ class TracebackReader:
             return True
         if last is not None and last.ipython and (CONTEXT_LINE_RE.match(line) or stripped == "..."):
             return True
-        if line.startswith("    ") and last is not None and not last.code:
+        if line.startswith(("    ", "\t")) and last is not None and not last.code:  # (or a tab: "\traise ...")
             last.code, last.code_at = stripped, len(line) - len(line.lstrip())
             return True
         return not stripped or set(stripped) <= set("^~ ")

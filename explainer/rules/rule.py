@@ -15,7 +15,7 @@ from explainer._errors import RuleError
 from explainer._lazyre import lazy_compile
 
 from .prefilter import IGNORE_CASE, gates, required_runs, text_may_match  # noqa: F401 (this module's API too)
-from .templates import TemplateProblem, template_fields
+from .templates import TemplateProblem, required_fields, template_fields
 
 ID_RE = lazy_compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 FRONT_MATTER_RE = lazy_compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
@@ -385,8 +385,10 @@ def _check_templates(summary: list[str], fixes: list[tuple[str, ...]], provided:
     for i, alternatives in enumerate(fixes):
         for source in alternatives:
             _check_template(source, f"fixes[{i}]", provided, fail, cache, patterns_ok)
+    from_message = set(COMMON_FACTS) | message_groups if message_groups is not None else set()
+    # (a fact the template reads only under `{% if x is defined %}`, or a name its `{% set %}` declares, is not needed)
     if message_groups is not None and templates_ok and summary and not any(
-            _cached_fields(s, cache) <= (set(COMMON_FACTS) | message_groups) for s in summary):
+            _cached_fields(s, cache) <= from_message or required_fields(s) <= from_message for s in summary):
         fail("summary", "no summary template can be filled from the message alone",
              "add a last summary that uses only the patterns' named groups, for pasted messages")
 

@@ -79,6 +79,52 @@ def template_fields(source: str) -> frozenset[str]:
         raise TemplateProblem(exc.message or str(exc)) from None
 
 
+@lru_cache(maxsize=2048)
+def required_fields(source: str) -> frozenset[str]:
+    """The facts a template cannot render without: those it uses (template_fields) less those it reads only under a
+    guard (`{% if x is defined %}...{% endif %}`, `x if x is defined else y`, `x | default(...)`, `x is defined`), the
+    names a `{% set %}` or a loop declares being no facts at all. Raises TemplateProblem if it does not parse."""
+    used = template_fields(source)
+    if not any(token in source for token in _JINJA_TOKENS):
+        return used
+    from jinja2 import nodes
+
+    return used & frozenset(_unguarded(_environment().parse(source), frozenset(), nodes))
+
+
+def _unguarded(node, guarded: frozenset[str], nodes) -> set[str]:
+    """The names node reads outside a guard that tests them."""
+    if isinstance(node, nodes.Name):
+        return set() if node.name in guarded or node.ctx != "load" else {node.name}
+    if isinstance(node, nodes.Test) and node.name in ("defined", "undefined") and isinstance(node.node, nodes.Name):
+        return set()
+    if isinstance(node, nodes.Filter) and node.name == "default" and isinstance(node.node, nodes.Name):
+        return set().union(*(_unguarded(arg, guarded, nodes) for arg in node.args))
+    if isinstance(node, (nodes.If, nodes.CondExpr)):
+        test = node.test
+        defined = _tested_defined(test, nodes)
+        names = _unguarded(test, guarded, nodes)
+        if isinstance(node, nodes.If):
+            body, other = node.body, [*node.elif_, *node.else_]
+        else:
+            body, other = [node.expr1], [node.expr2] if node.expr2 is not None else []
+        for child in body:
+            names |= _unguarded(child, guarded | defined, nodes)
+        for child in other:
+            names |= _unguarded(child, guarded, nodes)
+        return names
+    return set().union(*(_unguarded(child, guarded, nodes) for child in node.iter_child_nodes()))
+
+
+def _tested_defined(test, nodes) -> frozenset[str]:
+    """The names a condition requires to be defined where it holds: `x is defined`, joined with `and`."""
+    if isinstance(test, nodes.Test) and test.name == "defined" and isinstance(test.node, nodes.Name):
+        return frozenset({test.node.name})
+    if isinstance(test, nodes.And):
+        return _tested_defined(test.left, nodes) | _tested_defined(test.right, nodes)
+    return frozenset()
+
+
 @lru_cache(maxsize=8192)
 def _plain_fields(source: str) -> tuple[str, ...] | None:
     """The fields of a template made only of text and {{ name }} (or {{ name | plural('word') }}), or None."""

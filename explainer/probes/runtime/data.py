@@ -216,6 +216,42 @@ def dataloader(ctx: ProbeContext) -> Evidence | None:
                              "repr": f"DataLoader({shown})"}])
 
 
+@probe("len_operand", provides=("operand", "operand_type"))
+def len_operand(ctx: ProbeContext) -> Evidence | None:
+    """What the failing `len(x)` of the user's line measured: its name and class (its __len__ is not called again)."""
+    _, expr = _user_call(ctx)
+    if expr is None or expr.callee is None or expr.callee.text != "len" or len(expr.operands) != 1:
+        return None
+    operand = expr.operands[0]
+    if operand.value is MISSING:
+        return Evidence({"operand": operand.text})
+    kind = type(operand.value).__name__
+    return Evidence({"operand": f"{operand.text} ({kind})", "operand_type": kind},
+                    [{"name": operand.text, "kind": "object", "type": kind, "repr": f"{kind} object"}])
+
+
+NUMPY_SCALAR_RE = re.compile(r"^np\.\w+\((?P<value>.*)\)$")  # numpy 2 prints a set's members as np.int64(3)
+
+
+def _set_members(text: Any) -> list[str]:
+    """The members of a printed Python set ('{0, 1, 3}', "{'cat', 'dog'}"), each as printed."""
+    inner = str(text).strip()[1:-1]
+    members = [part.strip() for part in inner.split(",") if part.strip()]
+    return [(m.group("value") if (m := NUMPY_SCALAR_RE.match(part)) else part) for part in members]
+
+
+@probe("label_sets", provides=("unseen_labels", "unseen_count"), live=False)
+def label_sets(ctx: ProbeContext) -> Evidence | None:
+    """The labels of a validation set that the training labels lack, from the two sets a message prints."""
+    if "valid_labels" not in ctx.facts or "train_labels" not in ctx.facts:
+        return None
+    train = set(_set_members(ctx.facts["train_labels"]))
+    unseen = [label for label in _set_members(ctx.facts["valid_labels"]) if label not in train]
+    if not unseen:
+        return None
+    return Evidence({"unseen_labels": _shown(unseen), "unseen_count": len(unseen)})
+
+
 # --- DataLoader workers -----------------------------------------------------------------------
 
 @probe("split_lengths", provides=("dataset_name", "dataset_length", "lengths", "lengths_sum"))
