@@ -107,7 +107,7 @@ def value_named(value: str, said: str) -> bool:
     """A size is named when its numbers appear in order (`3 x 3` is `(3, 3)`); a lone decimal when a stated
     number rounds to it (`372.5` for `372.53`); a word glued to its number as either (`rank5`, `rank 5`);
     a frame's place as either spelling (`model.py", line 75` is `model.py:75`, `Cell In[14], line 1` is
-    `Cell In[14]:1`); other values as text."""
+    `Cell In[14]:1`); other values as text, a number at either end of it whole."""
     frame = FRAME_SPELLING_RE.fullmatch(value.strip())
     if frame and value_named(f"{frame['file'] or frame['cell']}:{frame['line']}", said):
         return True
@@ -122,7 +122,10 @@ def value_named(value: str, said: str) -> bool:
         found = INTEGER_RE.findall(said)
         width = len(numbers)
         return any(found[i:i + width] == numbers for i in range(len(found) - width + 1))
-    return _flatten(value) in _flatten(said)
+    # text, with a number at either end a whole number there (`model.py:75` is not named by `model.py:750`)
+    flat = _flatten(value)
+    return re.search(("(?<!\\d)" if flat[:1].isdigit() else "") + re.escape(flat) + ("(?!\\d)" if flat[-1:].isdigit() else ""),
+                     _flatten(said)) is not None
 
 
 def what_was_said(diagnosis) -> str:

@@ -43,6 +43,11 @@ def test_values_are_named_in_any_notation():
     assert not coverage.value_named("c10::Half", "mixed float and double")
     assert coverage.value_named('functional.py", line 2516', "raised in /x/torch/nn/functional.py:2516 in group_norm")
     assert not coverage.value_named('functional.py", line 2516', "raised in /x/torch/nn/functional.py:2517")
+    # a number at either end of a text value is whole: a place is not named by a longer line number
+    assert not coverage.value_named('model.py", line 75', "raised in model.py:750")
+    assert not coverage.value_named("model.py:75", "at model.py:750 in forward")
+    assert coverage.value_named("model.py:75", "at model.py:75 in forward")
+    assert not coverage.value_named("1.17 GiB", "Tried to allocate 11.17 GiB")
 
 
 @pytest.fixture(scope="module")
