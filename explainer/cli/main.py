@@ -19,15 +19,18 @@ SUBCOMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with only, the other subcommands are listed but their modules not imported (a
+    command that is about to run needs its own arguments only)."""
     parser = argparse.ArgumentParser(
         prog="explainer",
         description="Explains PyTorch failures. `python -m explainer SCRIPT [ARGS...]` runs a script with the hook.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        module = importlib.import_module(module_name)
-        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+        command = sub.add_parser(name, help=help_text, description=help_text)
+        if only is None or name == only:
+            importlib.import_module(module_name).add_arguments(command)
     return parser
 
 
@@ -81,7 +84,7 @@ def _dispatch(argv: list[str], module_mode: bool) -> int:
         return _run_script_argv(argv)
     if argv and argv[0] == "run":
         return _run_script_argv(argv[1:])
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
