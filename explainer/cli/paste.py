@@ -97,9 +97,9 @@ def warnings_as_context(found: list[FoundError], diagnoses: list[Diagnosis]) -> 
     """A warning the paste holds above an error is context: the error after it is the paste's record (a cuDNN
     warning printed while a model ran is not why torchaudio.save then raised). The warning's diagnosis goes under the
     error's (facts.printed_with); it stays the answer only when the two are one failure and no rule explains the
-    error or the warning's rule ranks above the error's (_outranks). One failure: the error names a value of the warning ("KeyError: 'mv'" under the ONNX exporter's "export failed on
-    ATen operator mv"), or its traceback passes through the line that issued the warning. A warning with no error
-    after it is the record itself."""
+    error or the warning's rule ranks above the error's (_outranks). One failure: the error names a value of the
+    warning ("KeyError: 'mv'" under the ONNX exporter's "export failed on ATen operator mv"), or its traceback passes
+    through the line that issued the warning. A warning with no error after it is the record itself."""
     records = {record.line: record for record in found}
     kept: list[Diagnosis] = []
     for at, diagnosis in enumerate(diagnoses):

@@ -115,7 +115,8 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
             # the last lines may be the statement an error in the next block names, or its context
             quiet = tail_lines(body[-TAIL_BYTES:], len(body) > TAIL_BYTES)
             continue
-        quiet = _remember(scanner, quiet)
+        _remember(scanner, quiet)
+        quiet = None
         lines = body.split("\n")
         if lines[-1] == "":
             lines.pop()
