@@ -10,10 +10,12 @@ from typing import Iterable, TextIO
 
 from explainer._diagnosis import Diagnosis
 from explainer._lazyre import lazy_compile
-from explainer.diagnose.explain import explain_text, logged_source, rerender
+from explainer.diagnose.explain import explain_text, rerender
 from explainer.diagnose.logblocks import scan_blocks
-from explainer.diagnose.logscan import FoundError, dedupe_key
+from explainer.diagnose.logpatterns import dedupe_key
+from explainer.diagnose.logscan import FoundError
 from explainer.diagnose.render import add_format_argument, first_line, render_json, render_text, use_colour
+from explainer.diagnose.sourceplaces import logged_source, torch_source
 from explainer.diagnose.textframes import (PASS_ON_FUNCS, Frame, looks_like_library_path, looks_like_user_path,
                                            package_entry, raising_frames)
 from explainer.rules.base import default_rulebase
@@ -106,11 +108,13 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
             seen[key].facts["occurrences"] = seen[key].facts.get("occurrences", 1) + 1
             if found.warning:
                 _also_at(seen[key], found)
-            elif seen[key].location is None and (where := found.location()) is not None:
+            elif seen[key].location is None and found.frames and "raised_in" not in seen[key].facts:
                 # a copy that comes with frames (a worker's "Unexpected bus error" line, once per worker, then the
-                # traceback the paste ends with, no error line under it): where the error explained happened
-                seen[key].location = where
+                # traceback the paste ends with, no error line under it): where the error explained happened; the
+                # first copy (the earliest rank) keeps its values
+                seen[key].location = found.location()
                 note_raising_frame(seen[key], found)
+            _note_raised_from(seen[key], found.text)
             continue
         if len(seen) >= MAX_DISTINCT:
             continue
@@ -164,6 +168,18 @@ def _explained(found: FoundError) -> Diagnosis:
 
 
 LOG_PLACES = ("torch_source", "logged_from")
+
+
+def _note_raised_from(diagnosis: Diagnosis, text: str) -> None:
+    """A copy of a logged message that says where torch's C++ raised it (glog's line, then "Exception raised from X at
+    Y" under the copy TCPStore logged): that place is torch_source, the place the first copy's prefix named logged_from."""
+    known = diagnosis.facts.get("torch_source")
+    if "\nException raised from " not in text or (isinstance(known, dict) and known.get("function")):
+        return
+    if (source := torch_source(text)) is not None:
+        if known is not None:
+            diagnosis.facts.setdefault("logged_from", known)
+        diagnosis.facts["torch_source"] = source
 
 
 def note_logged_place(diagnosis: Diagnosis, place: str) -> None:

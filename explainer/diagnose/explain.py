@@ -18,6 +18,7 @@ from explainer.rules.base import Match, RuleBase, context_facts, default_rulebas
 from explainer.rules.templates import render_first
 
 from .exctext import ExceptionTexts
+from .sourceplaces import script_source, torch_source
 from .textframes import Frame, library_tail, printed_frames, raising_frames, with_failing_line
 
 if TYPE_CHECKING:
@@ -92,9 +93,10 @@ def _match_with_raising_frames(rulebase: RuleBase, text: str, records: list[Fram
     The frames win only for a more specific rule (a higher priority): that is how the default collate_fn's
     failure beats the generic torch.stack rule in a live process, as it does in a pasted traceback.
     """
-    plain = rulebase.match(text)
+    code = records[-1].code if records else ""  # the raising frame's line, for rules that require a sign in it
+    plain = rulebase.match(text, code=code)
     frames = _raising_frames_text(records)
-    return (rulebase.match_above(frames + text, plain) if frames else None) or plain
+    return (rulebase.match_above(frames + text, plain, code) if frames else None) or plain
 
 
 def _raising_frames_text(records: list[FrameRecord]) -> str:
@@ -169,16 +171,17 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
         diagnosis = _explain_embedded(embedded, text, rulebase, fallback=location)
         if diagnosis is not None:
             return diagnosis
-    found = rulebase.match(text)
+    code = raising_frames(list(frames))[-1].code if frames else None  # (None: the line above the error in text)
+    found = rulebase.match(text, code=code)
     if found is None and (statement := _import_statement_above(text, frames, before)):
-        found = rulebase.match(f"{statement}\n{text}")
+        found = rulebase.match(f"{statement}\n{text}", code=code)
     tail = library_tail(list(frames), MAX_RAISING_FRAMES)
     if tail:
         # (IPython 8 names a method by its class, "_MultiProcessingDataLoaderIter._try_get_data": Python, by itself)
         printed = printed_frames([(f.file, f.line, f.func.rsplit(".", 1)[-1] if f.ipython else f.func) for f in tail])
-        found = rulebase.match_above(printed + text, found) or found
+        found = rulebase.match_above(printed + text, found, code) or found
     if before.strip():
-        found = _read_with_lines_before(rulebase, text, before, found)
+        found = _read_with_lines_before(rulebase, text, before, found, code)
     if found is None:
         return unknown(text, location)
     read = before if context is None else context
@@ -192,13 +195,14 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
 FAILED_COMMAND_RE = lazy_compile(r"CalledProcessError: Command |returned non-zero exit status \d+|error: command '[^'\n]+' failed")
 
 
-def _read_with_lines_before(rulebase: RuleBase, text: str, before: str, found: Match | None) -> Match | None:
+def _read_with_lines_before(rulebase: RuleBase, text: str, before: str, found: Match | None,
+                            code: str | None = None) -> Match | None:
     """The error read with the lines printed just before it (the `from torch._C import *` over "DLL load failed"):
     a rule that needs them wins where it is more specific (a higher priority) than the one the error alone gets, and
     needs the error too; a rule the lines alone match is of something else printed before (tensorboardX's "NaN or
     Inf found in input tensor" over a ValueError), except over a failed command, whose own output they are (the
     linker's "cannot find -lcuda" over gcc's CalledProcessError)."""
-    more = rulebase.match_above(f"{before}\n{text}", found)
+    more = rulebase.match_above(f"{before}\n{text}", found, code)
     if more is None or (match_rule(more.rule, before) is not None and not FAILED_COMMAND_RE.search(text)):
         return found
     return more
@@ -253,6 +257,18 @@ WRAPPER_NOTES = [
      "Hydra's instantiate raised it from the call to the config's target {hydra_target}."),
     (lazy_compile(r"Error in (?:call to target|creating partial)[^\n]*\n(?:[^\n]*\n)*?full_key: (?P<hydra_key>\S+)"),
      "The config key that names that target: {hydra_key}."),
+    # Android's report of an app that crashed starting a component: "java.lang.RuntimeException: Unable to start activity
+    # ComponentInfo{org.pytorch.demo/org.pytorch.demo.MainActivity}: com.facebook.jni.CppException: ..."
+    (lazy_compile(r"Unable to (?:start|resume|create|instantiate) (?:activity|service|receiver|application) ComponentInfo\{"
+                  r"(?P<android_app>[\w.]+)/(?P<android_component>[\w.$]+)\}"),
+     "Android stopped the app {android_app} while it started {android_component}: the Java exception wraps the error "
+     "PyTorch's native library threw."),
+    # Triton Inference Server's model repository: "failed to load 'hrnet_libtorch' version 1: Internal: load failed for
+    # libtorch model -> 'hrnet_libtorch': ..."
+    (lazy_compile(r"failed to load '(?P<triton_model>[^'\s]+)' version (?P<triton_model_version>\d+): \w+: load failed "
+                  r"for (?P<triton_backend>\w+) model"),
+     "Triton Inference Server's {triton_backend} backend raised it loading the model {triton_model} (version "
+     "{triton_model_version})."),
 ]
 
 
@@ -301,7 +317,7 @@ def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: Rul
     worker = WORKER_RE.search(head)
     facts = {"dataloader_worker": int(worker.group("worker"))} if worker else {}
     location = inner.location() or fallback
-    inner_match = rulebase.match(inner.text)
+    inner_match = rulebase.match(inner.text, code=raising_frames(inner.frames)[-1].code if inner.frames else None)
     wrapper_match = rulebase.match(text)
     if wrapper_match is not None and (inner_match is None or wrapper_match.rule.priority > inner_match.rule.priority):
         facts["original_error"] = inner.text.splitlines()[0][:500]
@@ -323,92 +339,6 @@ def _not_pytorch(found: Match, text: str, location: Location | None) -> Diagnosi
     summary, fixes = _render_texts(found.rule, text, dict(found.groups))
     return Diagnosis(rule=None, category="other", title=found.rule.title, summary=summary, error=text,
                      location=location, fixes=fixes, runbook=runbook_url(found.rule.id), facts=dict(found.groups))
-
-
-# Where in torch's C++ the error was raised: "Exception raised from mark_variable_ready at
-# .../torch/csrc/distributed/c10d/reducer.cpp:453 (most recent call first)", or a warning's
-# "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)".
-TORCH_SOURCE_RE = lazy_compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\(\))?) at |\(Triggered internally at\s+|"
-                             # torch 1.x's c10::Error: "CUDA error: ... (insert_events at .../THCCachingAllocator.cpp:470)"
-                             # (a lambda's "operator()", a Windows path)
-                             r"\((?P<old_function>[\w:~]+(?:\(\))?) at (?=[^\s()]*(?:aten|c10|THC|THCUNN|torch|caffe2)[/\\])|"
-                             # torch <= 1.4's TH/THC errors end with the place alone: "... at /pytorch/aten/src/THC/
-                             # generic/THCTensorMasked.cu:27", "not enough memory ... at /pytorch/torch/lib/TH/THGeneral.c:270"
-                             # (or a relative path: "invalid device ordinal at torch/csrc/cuda/Module.cpp:32", on a line
-                             # of its own where the paste broke the message before it)
-                             r"(?:(?<=\S) |(?<![^\n])[ \t]*)at (?=[^\s()]*(?:(?<=at )|[/\\])(?:aten|c10|TH[A-Z]*|torch|caffe2)[/\\]))"
-                             r"(?P<path>[^\s()]+?\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)")
-# torch <= 1.0's THC check of a CUDA call: "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCReduceAll.cuh line=317
-# error=59 : device-side assert triggered" (the number is the CUDA runtime's error code).
-THC_CHECK_RE = lazy_compile(r"THCudaCheck FAIL file=(?P<path>\S+) line=(?P<line>\d+) (?P<check>error=\d+) ?:")
-TORCH_TREE_RE = lazy_compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
-
-
-# The place a glog prefix names ("[W ..\\torch\\csrc\\autograd\\python_anomaly_mode.cpp:104] "): torch's C++ logged the line;
-# or torch's Python logger, in the same layout ("W0301 12:00:00.123000 123 torch/_inductor/utils.py:1137] ").
-LOGGED_PLACE_RE = lazy_compile(r"^\s*(?P<path>\S+?\.(?:(?P<python>py)|cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)\s*$")
-
-
-def torch_source(text: str) -> dict[str, Any] | None:
-    """The C++ source file and line (and function) of torch that raised, as the message names them."""
-    found = TORCH_SOURCE_RE.search(text) or THC_CHECK_RE.search(text)
-    if found is None:
-        return None
-    groups = found.groupdict()
-    return _source_fact(found.group("path"), found.group("line"),
-                        groups.get("function") or groups.get("old_function") or "",
-                        f"THCudaCheck FAIL {groups['check']}" if groups.get("check") else "")
-
-
-def logged_source(place: str) -> tuple[str, dict[str, Any]] | None:
-    """The file and line that logged a record, from the place its glog prefix names: ("torch_source", torch's C++
-    place) or ("logged_from", a Python module's: torch/_inductor/select_algorithm.py:1905, from torch/ on), or None."""
-    found = LOGGED_PLACE_RE.match(place)
-    if found is None:
-        return None
-    if found.group("python"):
-        path = found.group("path").replace("\\", "/")
-        tree = TORCH_TREE_RE.search(path)
-        return "logged_from", {"file": tree.group(1) if tree else path, "line": int(found.group("line")), "function": "",
-                               "code": ""}
-    return "torch_source", _source_fact(found.group("path"), found.group("line"))
-
-
-def _source_fact(path: str, line: str, function: str = "", code: str = "") -> dict[str, Any]:
-    path = path.replace("\\", "/")
-    tree = TORCH_TREE_RE.search(path)
-    return {"file": tree.group(1) if tree else path.rsplit("/", 1)[-1], "line": int(line), "function": function,
-            "code": code}
-
-
-# The source a TorchScript error quotes: where it is ('File "x.py", line 5', torch <= 1.4's "at x.py:138:32"), then
-# its lines down to the one that the "~~~ <--- HERE" line under it marks; pytest may put its "E" column before each.
-SCRIPT_WHERE_RE = lazy_compile(r'^(?:E\s+)?\s*(?:File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?|'
-                             r'at (?P<at_file>\S+?):(?P<at_line>\d+):\d+)\s*$')
-SCRIPT_DEF_RE = lazy_compile(r"^\s*(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
-PYTEST_COLUMN_RE = lazy_compile(r"^E(?=\s)")
-MAX_SCRIPT_QUOTE = 60  # lines
-
-
-def script_source(text: str) -> dict[str, Any] | None:
-    """Where in the scripted source a TorchScript error points: file, line, the function, the marked line."""
-    if "<--- HERE" not in text:
-        return None
-    lines = text.splitlines()
-    here = next(i for i, line in enumerate(lines) if "<--- HERE" in line)
-    for top in range(here - 1, max(here - MAX_SCRIPT_QUOTE, 0) - 1, -1):
-        if (where := SCRIPT_WHERE_RE.match(lines[top])) is not None:
-            break
-    else:
-        return None
-    quote = [PYTEST_COLUMN_RE.sub("", line) for line in lines[top + 1:here]]
-    quote = [line for line in quote if line.strip()]
-    if not quote:
-        return None
-    defs = [found.group("name") for line in quote if (found := SCRIPT_DEF_RE.match(line))]
-    return {"file": where.group("file") or where.group("at_file"),
-            "line": int(where.group("line") or where.group("at_line")),
-            "function": where.group("func") or (defs[-1] if defs else ""), "code": quote[-1].strip()}
 
 
 def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseException | None,

@@ -110,7 +110,9 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
         if cut == 0:  # no newline in a huge run of text (binary junk): treat it as one line
             cut = len(text)
         body, pending = text[:cut], text[cut:]
-        if scanner.idle() and not TRIGGER_RE.search(body):
+        # (the line still pending counts: a paste's last line, with no newline after it, may be the error that the
+        # lines above it, pytest's short frames, lead to)
+        if scanner.idle() and not TRIGGER_RE.search(text):
             number += body.count("\n") + (not body.endswith("\n"))
             # the last lines may be the statement an error in the next block names, or its context
             quiet = tail_lines(body[-TAIL_BYTES:], len(body) > TAIL_BYTES)

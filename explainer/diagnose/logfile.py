@@ -1,9 +1,9 @@
 """Reading a large log file fast: grep finds the lines that could start an error, Python reads only those.
 
 `grep -F` searches a file for many fixed strings at once far faster than Python can, so for a large
-file it runs alongside the reader and reports the byte offsets of the trigger literals
-(_logpatterns.TRIGGER_LITERALS); blocks of the file with none of them, read while no error is open, are
-counted and skipped without being decoded. Without grep, or if it fails, the file is read the plain
+file it runs alongside the reader and reports the byte offsets of the trigger literals (or rather of
+parts of them: logpatterns.GREP_LITERALS); blocks of the file with none of them, read while no error is
+open, are counted and skipped without being decoded. Without grep, or if it fails, the file is read the plain
 way; the errors found are the same either way.
 """
 
@@ -15,7 +15,7 @@ import subprocess
 from typing import IO, Iterator
 
 from .logblocks import SkippableBlock
-from .logpatterns import TRIGGER_LITERALS
+from .logpatterns import GREP_LITERALS
 
 GREP_MIN_BYTES = 16 << 20  # below this, starting grep costs more than it saves
 BLOCK_BYTES = 1 << 20
@@ -39,7 +39,7 @@ def grep_command() -> list[str] | None:
     grep = shutil.which("grep")
     if grep is None:
         return None
-    patterns = [arg for literal in TRIGGER_LITERALS for arg in ("-e", literal)]
+    patterns = [arg for literal in GREP_LITERALS for arg in ("-e", literal)]
     return [grep, "-n", "-b", "-o", "-a", "-F", *patterns]
 
 

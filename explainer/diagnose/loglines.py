@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from explainer._diagnosis import Location
 
 from .logpatterns import (ANSI_RE, ANSI_RESIDUE_LEAD_RE, ANSI_RESIDUE_RE, AUTOLINK_RE, CONTINUATION_PREFIXES, EMPTY_AFTER_PREFIX, EXCEPTION_RE,
-                          JSON_MESSAGE_RE, OUTER_PREFIXES, PREFIX_TABLE, QUOTE_PREFIX_RE, RANK_RE, TQDM_BAR_RE, marker_match, opener_match)
+                          JSON_MESSAGE_RE, OUTER_PREFIXES, PREFIX_TABLE, QUOTE_PREFIX_RE, RANK_RE, TQDM_BAR_RE, could_open,
+                          marker_match, opener_match)
 from .textframes import Frame, frames_location
 
 MAX_MESSAGE_CHARS = 100_000
@@ -162,9 +163,23 @@ class Line:
     @classmethod
     def read(cls, line: str) -> Line:
         header = exception_header(line)
-        opener = None if header else opener_match(line)
-        marker = None if header or opener else marker_match(line)
+        opener = marker = None
+        if header is None and could_open(line):
+            opener = opener_match(line)
+            marker = None if opener else marker_match(line)
         return cls(line, line.strip(), header, opener, marker)
+
+    def marker_record(self, number: int, ranks: list[int], before: list[str], logged_at: str) -> FoundError:
+        """The record of a message logged without an 'Error:' header (the NCCL watchdog): complete in one line."""
+        marker = self.marker
+        marker_rank = marker.groupdict().get("rank")
+        if marker_rank is not None and not ranks:
+            ranks = [int(marker_rank)]
+        text = self.line[marker.start("message"):].strip()
+        if marker_rank is not None and not text.startswith("[PG "):  # (a process group's prefix names it already)
+            text = f"[Rank {marker_rank}] {text}"  # the rank the component named, kept in the message
+        return FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True, before=before,
+                          logged_by=marker.re.pattern, logged_at=logged_at)
 
 
 def json_error(line: str) -> str:

@@ -144,6 +144,16 @@ TRIGGER_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Fai
                     "terminated with the following error", "unrecognized arguments",
                     ".py](http")  # (a frame's file as a markdown link: "[/x/base_class.py](https://localhost:8080/#) in f")
 TRIGGER_RE = lazy_compile("|".join(re.escape(literal) for literal in TRIGGER_LITERALS))
+# What grep -F searches a large file for (explainer/diagnose/logfile.py): a part of each trigger literal, chosen to
+# start with a byte that is rare in logs. grep's time is set by how often the literals' first bytes occur (it jumps
+# from one such byte to the next), and lowercase letters, digits, spaces, '.' and '-' fill a training log. Every
+# trigger literal holds one of these, so grep finds every block TRIGGER_RE would; a block it finds is searched with
+# TRIGGER_RE again before it is read, so a part that also occurs elsewhere costs a decode, never a different result.
+GREP_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failure", "Warning", "Watchdog caught",
+                 "watchdog got stuck", "Heartbeat monitor timed out", "client socket has timed out", "Assertion",
+                 "called", "发生异常", "xitcode", "countered in worker", "Could not do one pass", "File ", '", line ',
+                 "py in ", "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL", "<class '",
+                 "with the following error", "cognized arguments", "](http")
 INLINE_CODE_RE = lazy_compile(r"`([^`\n]{8,2000})`")
 # Python's header, or IPython's: the error type, then "Traceback (most recent call last)" at the right margin.
 TRACEBACK_RE = lazy_compile(r"^\s*(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*\s{2,})?Traceback \(most recent call last\)(?(ipython)|:)\s*$")
@@ -203,11 +213,28 @@ EMBEDDED_RE = lazy_compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent
 WORKER_RE = lazy_compile(r"in DataLoader worker process (?P<worker>\d+)")
 # What differs between copies of one error printed by several ranks or worker processes.
 DEDUPE_RES = [
-    (lazy_compile(r"(?i)\b(rank|process|pid)\s*[=:]?\s*\d+"), r"\1 N"),
+    # (also a name that ends in one: torch.distributed.launch's "--local_rank=2", "global_rank: 3")
+    (lazy_compile(r"(?i)(?:\b|(?<=_))(rank|process|pid)\s*[=:]?\s*\d+"), r"\1 N"),
     (lazy_compile(r"\bpid\(s\) [\d, ]+"), "pid(s) N"),
     (lazy_compile(r"\bran for \d+ milliseconds"), "ran for N milliseconds"),
     (lazy_compile(r"block: \[[\d,\s]+\], thread: \[[\d,\s]+\]"), "block: N, thread: N"),
+    # where torch's C++ raised it, on the line under a logged message one copy of it has and another has not
+    (lazy_compile(r"\nException raised from [^\n]*"), ""),
 ]
+
+
+def dedupe_key(text: str) -> str:
+    """Messages that differ only by rank, process number or elapsed time are the same error."""
+    for pattern, replacement in DEDUPE_RES:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def could_open(line: str) -> bool:
+    """Whether line may hold an opener or a marker: the words of every marker and opener are trigger literals, but
+    for a DataLoader worker's re-raise of an error type without one ("Caught StopIteration in DataLoader worker
+    process 0"). One search, where trying each pattern would be sixteen."""
+    return TRIGGER_RE.search(line) is not None or "in DataLoader worker process" in line
 
 
 def opener_match(line: str) -> re.Match | None:

@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 
 from .loglines import (MAX_MESSAGE_CHARS, FoundError, Line, clean_line_record, exception_header, issued_at, json_error,
                        uncoloured)
-from .logpatterns import (AFTER_BLANK_RE, CHAIN_RE, DEDUPE_RES, EMBEDDED_RE, FORWARD_TRACE_RE, HERE_MARK, INLINE_CODE_RE,
+from .logpatterns import (AFTER_BLANK_RE, CHAIN_RE, EMBEDDED_RE, FORWARD_TRACE_RE, HERE_MARK, INLINE_CODE_RE,
                           LOGGED_OPENERS, ORIGINAL_TRACEBACK, PYTEST_CRASH_RE, PYTEST_PLACE_RE, REPRO_PART_RE,
                           SCRIPT_QUOTE_RE, TERMINATE_OPENER, TRACEBACK_END_RE, TRACEBACK_RE, VSCODE_OPENER,
                           WARNING_OPENER, WHAT_RE, WORKER_HEAD_RE, comfyui_title, introduces_inner, node_named,
@@ -31,6 +31,7 @@ STALE_LINES = 256
 MAX_STREAMS = 1024
 MAX_CAUSE_CHARS = 500
 BEFORE_LINES = 4  # log lines kept as what was printed just before an error (rules' context patterns read them)
+RAISED_FROM = "Exception raised from "  # c10::Error's place in torch's C++, on the line under its message
 
 
 class _Stream(TracebackReader):
@@ -71,6 +72,7 @@ class _Stream(TracebackReader):
         self.marked_code = self.marked_func = ""
         self.traceback_type = ""
         self.reported = False  # a record was found in this stream
+        self.raised_from_next = False  # the open record is a marker line's: only an "Exception raised from" line goes on
 
     def finish(self) -> FoundError | None:
         done = self.current
@@ -87,6 +89,7 @@ class _Stream(TracebackReader):
             if done.frames:
                 done.text = with_failing_line(done.text, done.frames[-1].code)
         self.current, self.lines, self.embedded_depth, self.blank_lines, self.fence = None, [], 0, 0, ""
+        self.raised_from_next = False
         if done is not None:
             self.recent.clear()
             self.ended = next(self.clock)
@@ -95,6 +98,12 @@ class _Stream(TracebackReader):
         return done
 
     def feed(self, number: int, line: str, rank: int | None, new_record: bool) -> Iterator[FoundError]:
+        if self.raised_from_next:  # a marker record: the line under it may say where torch's C++ raised it
+            if RAISED_FROM in line:
+                self.lines.append(line.strip())
+                yield from self._finished()
+                return
+            yield from self._finished()
         if "└" in line and self.current is None and (note := ANNOTATION_RE.match(line)) is not None:
             self.annotate(len(note.group("lead")), note.group("value"))
             return
@@ -116,8 +125,8 @@ class _Stream(TracebackReader):
         for found in self._feed(number, line, rank, new_record):
             self.reported = True
             yield found
-        if idle and self.current is None and not self.in_traceback and (kept := line.strip()):
-            self.recent.append((next(self.clock), kept))
+        if idle and self.current is None and not self.in_traceback and (kept := line.strip()) and kept.strip("-"):
+            self.recent.append((next(self.clock), kept))  # (not a line of dashes: IPython's over its traceback)
         self.previous = line
 
     def before(self) -> list[str]:
@@ -167,12 +176,16 @@ class _Stream(TracebackReader):
         if seen.header or seen.opener:
             self._open_message(number, seen, ranks, was_open)
         elif seen.marker is not None:
-            yield self._logged_line(number, seen, ranks, self.before(), self.logged_at)
+            # complete in one line, but for the place torch's C++ raised it, which may follow: held for one line
+            self.current = seen.marker_record(number, ranks, self.before(), self.logged_at)
+            self.lines, self.raised_from_next = [self.current.text], True
         else:
             yield from self._outside_message(number, line, rank, ranks)
 
     def goes_on(self, line: str, new_record: bool) -> bool:
         """Whether line, read next, would be a part of the open record's message."""
+        if self.raised_from_next:
+            return RAISED_FROM in line
         seen = Line.read(line)
         return not TRACEBACK_RE.match(line) and not self._ends_message(seen, new_record)
 
@@ -333,19 +346,6 @@ class _Stream(TracebackReader):
             self.embedded_depth = 1  # torch 0.4's worker re-raise: "IndexError: Traceback (most ...", frames, error
         self.in_traceback, self.frames = False, []
 
-    @staticmethod
-    def _logged_line(number: int, seen: Line, ranks: list[int], before: list[str], logged_at: str) -> FoundError:
-        """A message logged without an 'Error:' header (the NCCL watchdog): complete in one line."""
-        marker = seen.marker
-        marker_rank = marker.groupdict().get("rank")
-        if marker_rank is not None and not ranks:
-            ranks = [int(marker_rank)]
-        text = seen.line[marker.start("message"):].strip()
-        if marker_rank is not None and not text.startswith("[PG "):  # (a process group's prefix names it already)
-            text = f"[Rank {marker_rank}] {text}"  # the rank the component named, kept in the message
-        return FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True, before=before,
-                          logged_by=marker.re.pattern, logged_at=logged_at)
-
     def _outside_message(self, number: int, line: str, rank: int | None, ranks: list[int]) -> Iterator[FoundError]:
         if self.in_traceback and not line.startswith((" ", "\t")):
             cut = self.cut_traceback(number, rank)
@@ -386,6 +386,7 @@ class Scanner:
         self.dangling: list[Frame] = []
         self.clock = itertools.count()  # orders the lines kept before records across streams
         self.previous_rank: int | None = None  # the rank of the stream the line before went to
+        self.held: _Stream | None = None  # the stream whose marker record waits for the line under it
 
     def idle(self) -> bool:
         return all(s.current is None and not s.in_traceback for s in self.streams.values())
@@ -420,6 +421,8 @@ class Scanner:
         stream = self._stream(rank)
         if stream is None:
             return
+        if self.held is not None and self.held is not stream:
+            yield from self.held._finished()  # the line under a marker record went to another stream: it ended there
         self.previous_rank = rank
         self.last_line[rank] = number
         if glog and glog == stream.glog and stream.current is not None:
@@ -429,6 +432,7 @@ class Scanner:
         if raw[:1] in (">", " "):
             stream.pytest_source(raw)
         yield from stream.feed(number, line, rank, new_record)
+        self.held = stream if stream.raised_from_next else None
         if number % STALE_LINES == 0:
             yield from self.expire(number)
 
@@ -490,10 +494,3 @@ def split_embedded(text: str) -> tuple[str, FoundError] | None:
     if not inner:
         return None
     return found.group("head").strip(), inner[-1]
-
-
-def dedupe_key(text: str) -> str:
-    """Messages that differ only by rank, process number or elapsed time are the same error."""
-    for pattern, replacement in DEDUPE_RES:
-        text = pattern.sub(replacement, text)
-    return text

@@ -264,6 +264,10 @@ def unglued(line: str) -> list[str] | None:
     """The lines a frame line with more after its function name was made of (the frame, its code, the next
     frames, the error line), or None for a frame line as Python prints it."""
     found = FRAME_RE.match(line) or CUT_FRAME_RE.match(line)
+    if found is None and (more := GLUED_FRAME_RE.search(line, 1)) is not None and FRAME_RE.match(rest := line[more.start():]):
+        # a line of another process's output the frame was printed after ("... Exiting run.  File "x.py", line 175,
+        # in f"): that text, then the frame
+        return [line[:more.start()], *(unglued(rest) or [rest.strip()])]
     func = (found.group("func") or "").strip() if found else ""
     name = GLUED_NAME_RE.match(func)
     rest = func[name.end():].strip() if name else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from explainer._cache import (NO_CACHE, cache_file, folder_index_path, load_inde
                               save_marshal)
 from explainer._errors import RuleError
 from explainer._gc import paused_gc
+from explainer._lazyre import lazy_compile
 
 from .packs import Pack, discover_packs, display_path
 from .prefilter import Sample, gated_rules, gates, open_gates
@@ -68,12 +70,14 @@ class RuleBase:
         self._opened = (text, opened)
         return opened
 
-    def match(self, text: str, kind: str = "error") -> Match | None:
-        for found in self.iter_matches(text, kind):
+    def match(self, text: str, kind: str = "error", code: str | None = None) -> Match | None:
+        """The first rule of this kind that matches text; code: the raising frame's code line, where the caller
+        knows it (else a rule's `code` patterns read the line printed just above the error in text)."""
+        for found in self.iter_matches(text, kind, code):
             return found
         return None
 
-    def match_above(self, text: str, found: Match | None) -> Match | None:
+    def match_above(self, text: str, found: Match | None, code: str | None = None) -> Match | None:
         """The first error rule of a higher priority than found's that matches text (any rule when found is
         None): a second reading of the same error with more context, tried only where it could win."""
         text = text[:MAX_MATCH_CHARS]
@@ -81,7 +85,7 @@ class RuleBase:
             if found is not None and rule.priority <= found.rule.priority:
                 return None
             if rule.kind == "error" and rule.id not in self.timeouts:
-                if (more := match_rule(rule, text, self.timeouts)) is not None:
+                if (more := match_rule(rule, text, self.timeouts, code)) is not None:
                     return self._ready(more)
         return None
 
@@ -93,7 +97,7 @@ class RuleBase:
         """The rule a pasted text is answered with: another framework's first, then PyTorch's."""
         return self.foreign_match(text) or self.match(text)
 
-    def iter_matches(self, text: str, kind: str = "error"):
+    def iter_matches(self, text: str, kind: str = "error", code: str | None = None):
         """Every rule of this kind that matches text, in the order they are tried."""
         text = text[:MAX_MATCH_CHARS]
         for rule in self.candidates(text):
@@ -101,7 +105,7 @@ class RuleBase:
             # a log with thousands of errors must not pay the timeout thousands of times.
             if rule.kind != kind or rule.id in self.timeouts:
                 continue
-            found = match_rule(rule, text, self.timeouts)
+            found = match_rule(rule, text, self.timeouts, code)
             if found is not None:
                 yield self._ready(found)
 
@@ -112,7 +116,9 @@ class RuleBase:
         return found
 
 
-def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None) -> Match | None:
+def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None, code: str | None = None) -> Match | None:
+    """The rule's first pattern that matches text; for a rule with `code` patterns, only where one of them also
+    matches the raising frame's code line: code, where the caller knows it, else the line just above the match."""
     for index, required in enumerate(rule.literals):
         if not text_may_match(required, text):
             continue  # cannot match: no need to compile or run the pattern
@@ -125,7 +131,53 @@ def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None) -> Match
                 timeouts.add(rule.id)
             continue
         if found is not None:
-            return Match(rule, _groups(found), index)
+            if not rule.code_sources:
+                return Match(rule, _groups(found), index)
+            signs = _code_signs(rule, pasted_code_line(text, found.start()) if code is None else code)
+            return None if signs is None else Match(rule, {**signs, **_groups(found)}, index)
+    return None
+
+
+def pasted_code_line(text: str, at: int) -> str:
+    """The raising frame's code line in a traceback pasted whole, for an error matched at position at: the line just
+    above the error; for an error pasted first with its traceback under it, the last line, under the last frame."""
+    above = line_above(text, at)
+    if above or not FRAME_LINE_RE.search(text, at):
+        return above
+    lines = text.rstrip().rsplit("\n", 2)
+    return lines[-1].strip() if len(lines) == 3 and FRAME_LINE_RE.match(lines[-2]) else ""
+
+
+FRAME_LINE_RE = lazy_compile(r'^\s*File "[^"\n]+", line \d+', re.M)
+
+
+def line_above(text: str, at: int) -> str:
+    """The last line with text before position at (where the match starts): in a traceback pasted whole, the
+    code line Python printed under the innermost frame, just above the error."""
+    end = text.rfind("\n", 0, at)
+    while end > 0:
+        start = text.rfind("\n", 0, end)
+        line = text[start + 1:end].strip()
+        if line.strip("^~ "):  # (not Python 3.11's carets under the code)
+            return line
+        end = start
+    return ""
+
+
+def _code_signs(rule: Rule, code: str) -> dict[str, Any] | None:
+    """The groups of the first of the rule's code patterns that the code line matches; None if none does."""
+    code = code.strip()
+    if not code:
+        return None
+    import regex
+
+    for source in rule.code_sources:
+        try:
+            found = regex.compile(source).search(code, timeout=MATCH_TIMEOUT_S)
+        except TimeoutError:
+            continue
+        if found is not None:
+            return _groups(found)
     return None
 
 

@@ -21,7 +21,7 @@ ID_RE = lazy_compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")
 FRONT_MATTER_RE = lazy_compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
 KNOWN_FIELDS = {
     "id", "kind", "category", "title", "priority", "patterns", "summary", "fixes", "probes",
-    "examples", "counter_examples", "fixture", "related", "tags", "facts", "context", "joins",
+    "examples", "counter_examples", "fixture", "related", "tags", "facts", "context", "joins", "code",
 }
 # "error" rules match exception messages; "signal" rules are raised by the training monitor and
 # curve analysis from measured facts, so they have no patterns.
@@ -72,6 +72,8 @@ class Rule:
     gates: list[list[str] | None] = field(default_factory=list)
     # patterns for the lines a log printed just before the error: values its own text leaves out
     context_sources: list[str] = field(default_factory=list)
+    # patterns one of which the raising frame's code line must match for the rule to answer (`B, H, Q, KV = mask.shape`)
+    code_sources: list[str] = field(default_factory=list)
     # rule ids (globs) of the errors this record is part of when printed next to one (anomaly mode's warning)
     joins: list[str] = field(default_factory=list)
     _compiled: list[Any] | None = field(default=None, repr=False, compare=False)
@@ -293,10 +295,13 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     probes = _string_list(data.get("probes"), "probes", fail)
     context = _string_list(data.get("context"), "context", fail)
     context_groups = _compile_patterns(context, fail, "context")[1]
-    provided = set(COMMON_FACTS) | groups | context_groups | set(declared_facts) | _probe_facts(probes, known_probes, fail)
+    code = _string_list(data.get("code"), "code", fail)
+    code_groups = _compile_patterns(code, fail, "code")[1]  # known whenever the rule answers, as the patterns' are
+    groups_known = groups | code_groups
+    provided = set(COMMON_FACTS) | groups_known | context_groups | set(declared_facts) | _probe_facts(probes, known_probes, fail)
     summary = _string_list(data.get("summary"), "summary", fail, required=True)
     fixes = _fix_list(data.get("fixes"), fail)
-    _check_templates(summary, fixes, provided, groups if patterns_ok and not is_signal else None, fail, cache,
+    _check_templates(summary, fixes, provided, groups_known if patterns_ok and not is_signal else None, fail, cache,
                      patterns_ok)
     examples = _examples(data.get("examples"), "examples", fail, lines, required=not is_signal)
     counter_examples = _examples(data.get("counter_examples"), "counter_examples", fail, lines)
@@ -319,7 +324,7 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
         fixes=fixes, probes=probes, examples=examples, counter_examples=counter_examples,
         body=body, file=file, priority=priority, fixture=fixture, related=related, tags=tags,
         pack=pack, line=lines.get("id", 2), kind=kind, facts=declared_facts, literals=cached_literals or [],
-        context_sources=context, joins=joins,
+        context_sources=context, code_sources=code, joins=joins,
     )
 
 

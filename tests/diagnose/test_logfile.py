@@ -108,3 +108,26 @@ def test_a_quiet_stretch_costs_one_remembered_tail_however_many_blocks_it_spans(
     found = [d.to_dict() for d in explain_input(str(path))]
     assert found == _plain(path)
     assert len(skipped) > 20 and len(remembered) <= 2 * len(errors) + 1
+
+
+def test_grep_searches_a_part_of_every_trigger_literal_and_nothing_else():
+    """grep may find more blocks than TRIGGER_RE (each is searched again before it is read), never fewer."""
+    from explainer.diagnose.logpatterns import GREP_LITERALS, TRIGGER_LITERALS
+
+    assert [t for t in TRIGGER_LITERALS if not any(part in t for part in GREP_LITERALS)] == []
+    assert [part for part in GREP_LITERALS if not any(part in t for t in TRIGGER_LITERALS)] == []
+
+
+def test_grep_marks_the_block_of_every_trigger_literal(tmp_path, small_blocks):
+    from explainer.diagnose.logpatterns import TRIGGER_LITERALS
+
+    path = tmp_path / "train.log"
+    with open(path, "w", encoding="utf-8") as out:
+        for step in range(100 * len(TRIGGER_LITERALS) + 50):
+            out.write(_healthy(step))
+            if step % 100 == 50 and step // 100 < len(TRIGGER_LITERALS):  # 8 KB apart: a piece of its own
+                out.write(f"2024-05-01 10:00:00,000 - trainer - INFO - {TRIGGER_LITERALS[step // 100]} (x)\n")
+    blocks = list(_logfile._blocks(str(path), _logfile.grep_command()))
+    assert len(blocks) > 2 * len(TRIGGER_LITERALS)
+    found = b"".join(bytes(b.data) for b in blocks if b.has_trigger).decode()
+    assert [t for t in TRIGGER_LITERALS if t not in found] == []

@@ -14,7 +14,8 @@ import pytest
 
 from explainer.cli.explain import explain_stream, ranks_note
 from explainer.diagnose.explain import exception_text
-from explainer.diagnose.logscan import dedupe_key, scan
+from explainer.diagnose.logpatterns import dedupe_key
+from explainer.diagnose.logscan import scan
 from explainer.diagnose.render import render_text
 
 from conftest import ROOT, raise_fixture, run_explainer, run_python
@@ -580,3 +581,23 @@ def test_torchrun_s_sigterm_to_the_other_workers_is_told_apart_from_the_failure(
     [diagnosis] = explain_stream(io.StringIO(text))
     assert diagnosis.rule == "distributed.child_failed" and diagnosis.facts["exitcode"] == -9
     assert "the agent sent SIGTERM to the other workers (pid 10401)" in diagnosis.summary
+
+
+def test_a_worker_re_raise_of_an_error_type_without_a_trigger_word_still_opens_a_record():
+    """could_open's one exception: the DataLoader's re-raise of StopIteration holds no trigger literal."""
+    import torch.utils.data
+
+    from explainer.diagnose.logpatterns import could_open, opener_match
+
+    class Stops(torch.utils.data.Dataset):
+        def __len__(self) -> int:
+            return 4
+
+        def __getitem__(self, index: int):
+            raise StopIteration
+
+    with pytest.raises(StopIteration) as caught:
+        next(iter(torch.utils.data.DataLoader(Stops(), num_workers=1)))
+    line = str(caught.value).splitlines()[0]
+    assert line == "Caught StopIteration in DataLoader worker process 0."
+    assert could_open(line) and opener_match(line) is not None

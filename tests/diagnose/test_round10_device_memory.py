@@ -67,7 +67,7 @@ from conftest import assert_names, explain_fixture, explain_paste, said
      "memory.xpu_out_of_device_memory", ["39", "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"]),
     ("Memory access fault by GPU node-1 (Agent handle: 0x55eb9b596570) on address 0x7f66960b2000. Reason: Page not "
      "present or supervisor privilege.\nAbandon (core dumped)", "device.rocm_memory_access_fault",
-     ["node 1", "0x7f66960b2000", "Page not present or supervisor privilege", "HSA_OVERRIDE_GFX_VERSION"]),
+     ["node-1", "0x7f66960b2000", "Page not present or supervisor privilege", "HSA_OVERRIDE_GFX_VERSION"]),
     ("AssertionError: Invalid device id", "device.invalid_ordinal", ["Invalid device id", "device_ids",
                                                                      "CUDA_VISIBLE_DEVICES"]),
     ("AssertionError: Error in memory profiling. Initial free memory 22.1 GiB, current free memory 23.5 GiB. This "

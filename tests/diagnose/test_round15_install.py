@@ -22,7 +22,7 @@ def rules_of(text: str) -> list[str | None]:
 
 CORPUS = [
     # torch 1.3-1.4 loads torch\lib's DLLs with ctypes.CDLL(dll): the frame under torch/__init__.py is ctypes'
-    ("r15_b.yaml#10", "other.dll_load_failed", ["[WinError 126]", "`ctypes.CDLL(dll)`", "torch/__init__.py line 81"]),
+    ("r15_b.yaml#10", "other.dll_load_failed", ["[WinError 126]", "`ctypes.CDLL(dll)`", "torch/__init__.py:81"]),
     # Python <= 3.7's "DLL load failed" under `from torch._C import *`; %1 is Windows' placeholder
     ("r15_b.yaml#15", "other.dll_load_failed", ["`torch._C`", "Операционная система не может запустить %1",
                                                 "wrong architecture"]),

@@ -99,3 +99,15 @@ def test_a_word_glued_to_its_number_is_named_either_way():
     assert coverage.value_named("rank5", "== -:1  (rank 5; root cause: rank 5 failed first)")
     assert coverage.value_named("rank5", "[rank5] timed out")
     assert not coverage.value_named("rank5", "(rank 15)") and not coverage.value_named("rank5", "rank 6")
+
+
+def test_the_scanners_one_search_shortcut_never_hides_an_opener_or_marker_of_a_real_line():
+    """could_open answers for the sixteen opener and marker patterns with one search: on every line of the corpus,
+    as posted and with its log prefixes cleaned, a line one of them matches must pass it."""
+    from explainer.diagnose.loglines import clean_line_record
+    from explainer.diagnose.logpatterns import could_open, marker_match, opener_match
+
+    hidden = [f"{entry.where}: {line[:80]}" for entry in ENTRIES for raw in entry.message.splitlines()
+              for line in (raw, clean_line_record(raw)[0])
+              if not could_open(line) and (opener_match(line) or marker_match(line))]
+    assert hidden == []

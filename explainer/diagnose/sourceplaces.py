@@ -1,0 +1,93 @@
+"""Where a message says it was raised or logged: torch's C++ source place ("Exception raised from X at
+Y.cpp:N"), the place a glog prefix names, and the scripted source a TorchScript error quotes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from explainer._lazyre import lazy_compile
+
+# Where in torch's C++ the error was raised: "Exception raised from mark_variable_ready at
+# .../torch/csrc/distributed/c10d/reducer.cpp:453 (most recent call first)", or a warning's
+# "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)".
+TORCH_SOURCE_RE = lazy_compile(r"(?:Exception raised from (?P<function>[\w:~]+(?:\(\))?) at |\(Triggered internally at\s+|"
+                             # torch 1.x's c10::Error: "CUDA error: ... (insert_events at .../THCCachingAllocator.cpp:470)"
+                             # (a lambda's "operator()", a Windows path)
+                             r"\((?P<old_function>[\w:~]+(?:\(\))?) at (?=[^\s()]*(?:aten|c10|THC|THCUNN|torch|caffe2)[/\\])|"
+                             # torch <= 1.4's TH/THC errors end with the place alone: "... at /pytorch/aten/src/THC/
+                             # generic/THCTensorMasked.cu:27", "not enough memory ... at /pytorch/torch/lib/TH/THGeneral.c:270"
+                             # (or a relative path: "invalid device ordinal at torch/csrc/cuda/Module.cpp:32", on a line
+                             # of its own where the paste broke the message before it)
+                             r"(?:(?<=\S) |(?<![^\n])[ \t]*)at (?=[^\s()]*(?:(?<=at )|[/\\])(?:aten|c10|TH[A-Z]*|torch|caffe2)[/\\]))"
+                             r"(?P<path>[^\s()]+?\.(?:cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)")
+# torch <= 1.0's THC check of a CUDA call: "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCReduceAll.cuh line=317
+# error=59 : device-side assert triggered" (the number is the CUDA runtime's error code).
+THC_CHECK_RE = lazy_compile(r"THCudaCheck FAIL file=(?P<path>\S+) line=(?P<line>\d+) (?P<check>error=\d+) ?:")
+TORCH_TREE_RE = lazy_compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
+
+
+# The place a glog prefix names ("[W ..\\torch\\csrc\\autograd\\python_anomaly_mode.cpp:104] "): torch's C++ logged the line;
+# or torch's Python logger, in the same layout ("W0301 12:00:00.123000 123 torch/_inductor/utils.py:1137] ").
+LOGGED_PLACE_RE = lazy_compile(r"^\s*(?P<path>\S+?\.(?:(?P<python>py)|cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)\s*$")
+
+
+def torch_source(text: str) -> dict[str, Any] | None:
+    """The C++ source file and line (and function) of torch that raised, as the message names them."""
+    found = TORCH_SOURCE_RE.search(text) or THC_CHECK_RE.search(text)
+    if found is None:
+        return None
+    groups = found.groupdict()
+    return _source_fact(found.group("path"), found.group("line"),
+                        groups.get("function") or groups.get("old_function") or "",
+                        f"THCudaCheck FAIL {groups['check']}" if groups.get("check") else "")
+
+
+def logged_source(place: str) -> tuple[str, dict[str, Any]] | None:
+    """The file and line that logged a record, from the place its glog prefix names: ("torch_source", torch's C++
+    place) or ("logged_from", a Python module's: torch/_inductor/select_algorithm.py:1905, from torch/ on), or None."""
+    found = LOGGED_PLACE_RE.match(place)
+    if found is None:
+        return None
+    if found.group("python"):
+        path = found.group("path").replace("\\", "/")
+        tree = TORCH_TREE_RE.search(path)
+        return "logged_from", {"file": tree.group(1) if tree else path, "line": int(found.group("line")), "function": "",
+                               "code": ""}
+    return "torch_source", _source_fact(found.group("path"), found.group("line"))
+
+
+def _source_fact(path: str, line: str, function: str = "", code: str = "") -> dict[str, Any]:
+    path = path.replace("\\", "/")
+    tree = TORCH_TREE_RE.search(path)
+    return {"file": tree.group(1) if tree else path.rsplit("/", 1)[-1], "line": int(line), "function": function,
+            "code": code}
+
+
+# The source a TorchScript error quotes: where it is ('File "x.py", line 5', torch <= 1.4's "at x.py:138:32"), then
+# its lines down to the one that the "~~~ <--- HERE" line under it marks; pytest may put its "E" column before each.
+SCRIPT_WHERE_RE = lazy_compile(r'^(?:E\s+)?\s*(?:File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?|'
+                             r'at (?P<at_file>\S+?):(?P<at_line>\d+):\d+)\s*$')
+SCRIPT_DEF_RE = lazy_compile(r"^\s*(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
+PYTEST_COLUMN_RE = lazy_compile(r"^E(?=\s)")
+MAX_SCRIPT_QUOTE = 60  # lines
+
+
+def script_source(text: str) -> dict[str, Any] | None:
+    """Where in the scripted source a TorchScript error points: file, line, the function, the marked line."""
+    if "<--- HERE" not in text:
+        return None
+    lines = text.splitlines()
+    here = next(i for i, line in enumerate(lines) if "<--- HERE" in line)
+    for top in range(here - 1, max(here - MAX_SCRIPT_QUOTE, 0) - 1, -1):
+        if (where := SCRIPT_WHERE_RE.match(lines[top])) is not None:
+            break
+    else:
+        return None
+    quote = [PYTEST_COLUMN_RE.sub("", line) for line in lines[top + 1:here]]
+    quote = [line for line in quote if line.strip()]
+    if not quote:
+        return None
+    defs = [found.group("name") for line in quote if (found := SCRIPT_DEF_RE.match(line))]
+    return {"file": where.group("file") or where.group("at_file"),
+            "line": int(where.group("line") or where.group("at_line")),
+            "function": where.group("func") or (defs[-1] if defs else ""), "code": quote[-1].strip()}

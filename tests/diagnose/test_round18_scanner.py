@@ -1,0 +1,199 @@
+"""Round 18, the engine: rules that require a sign in the raising frame's code line (`code:`), the place torch's C++
+raised a marker record, copies of one worker error kept as the first one, IPython's separator line outside what the
+rules' context reads, and round 18's reading problems (a paste's last line holding the only trigger, a glog line and
+its copy with "Exception raised from", Android's and Triton's wrappers, a frame glued after another process's text)."""
+
+from __future__ import annotations
+
+import io
+import textwrap
+
+import pytest
+
+from conftest import corpus_message, explain_fixture, place as _place, ruled_diagnoses
+from explainer._errors import RuleError
+from explainer.cli.explain import explain_stream
+from explainer.diagnose.explain import explain_text
+from explainer.diagnose.logscan import scan
+from explainer.rules.base import default_rulebase, match_rule, pasted_code_line
+from explainer.rules.rule import load_rule_file
+
+
+
+def _pasted(where: str) -> list:
+    return explain_stream(io.StringIO(corpus_message(where)))
+
+
+def _explained(text: str) -> list:
+    return explain_stream(io.StringIO(textwrap.dedent(text)))
+
+
+# --- `code:` patterns: a rule that requires a sign in the raising frame's code line ----------------------------------
+
+UNPACK = default_rulebase().by_id["shape.shape_unpack_count"]
+
+
+def test_the_message_alone_does_not_answer_a_rule_that_requires_a_code_line():
+    # the same words under `env.step(action)` or with no frame at all say nothing about a tensor's rank
+    assert match_rule(UNPACK, "ValueError: too many values to unpack (expected 4)") is None
+    assert explain_text("ValueError: too many values to unpack (expected 4)").rule is None
+    assert match_rule(UNPACK, "ValueError: too many values to unpack (expected 4)", code="s, r, d, _ = env.step(a)") is None
+
+
+def test_the_code_line_given_by_the_caller_decides_and_its_groups_are_facts():
+    found = match_rule(UNPACK, "ValueError: too many values to unpack (expected 4)", code="B, H, Q, KV = mask.shape")
+    assert found is not None
+    assert (found.groups["names"], found.groups["tensor"], found.groups["expected"]) == ("B, H, Q, KV", "mask", 4)
+
+
+@pytest.mark.parametrize("text, code", [
+    # the line just above the error (Python 3.11's carets skipped)
+    ('  File "a.py", line 3, in f\n    h, w = img.shape\n    ^^^^\nValueError: too many', "h, w = img.shape"),
+    # an error pasted first, its traceback under it: the last line, under the last frame
+    ('ValueError: too many\n  File "a.py", line 3, in f\n    h, w = img.shape', "h, w = img.shape"),
+    ("ValueError: too many", ""),
+])
+def test_a_paste_read_whole_gives_the_line_above_its_error(text, code):
+    assert pasted_code_line(text, text.index("ValueError")) == code
+
+
+def test_r16_b65_a_shape_unpacked_into_four_names_is_explained_with_the_names_and_the_tensor():
+    # the error pasted first, then the frame of torch's flex_attention and its code line
+    diagnosis = ruled_diagnoses("r16_b.yaml#65")[0]
+    assert diagnosis.rule == "shape.shape_unpack_count"
+    assert "`B, H, Q, KV = mask.shape` unpacks the shape into 4 names" in diagnosis.summary
+    assert "mask has more than 4 dimensions" in diagnosis.summary
+
+
+def test_a_call_unpacked_into_names_is_left_alone():
+    # https://github.com/graphdeco-inria/gaussian-splatting/issues/952 (a negative control of the corpus)
+    [diagnosis] = _explained('''\
+          File "D:\\download\\gaussian-splatting-main\\gaussian_renderer\\__init__.py", line 86, in render
+            rendered_image, radii, depth_image = rasterizer(
+        ValueError: not enough values to unpack (expected 3, got 2)
+        ''')
+    assert diagnosis.rule is None
+
+
+def test_a_live_unpacking_of_a_shape_is_read_from_the_raising_frames_code():
+    diagnosis = explain_fixture("fixtures/shape/shape_unpack_count.py")
+    assert diagnosis.rule == "shape.shape_unpack_count"
+    assert diagnosis.facts["names"] == "batch, channels, height, width"
+    assert "images has 3 dimensions (expected 4, got 3)" in diagnosis.summary
+
+
+def test_a_code_pattern_that_does_not_compile_keeps_the_rule_from_loading(tmp_path):
+    path = tmp_path / "bad.md"
+    path.write_text(textwrap.dedent("""\
+        ---
+        id: test.bad_code
+        category: shape
+        title: A rule whose code pattern is broken
+        patterns:
+          - 'too many values to unpack'
+        code:
+          - '(unclosed'
+        summary:
+          - "Too many values."
+        examples:
+          - message: "ValueError: too many values to unpack"
+            source: https://example.invalid/1
+        ---
+        ## What it means
+        x
+        """), encoding="utf-8")
+    with pytest.raises(RuleError) as failed:
+        load_rule_file(path, pack="test", known_probes=None)
+    assert any(problem.field == "code[0]" for problem in failed.value.problems)
+
+
+# --- a marker record keeps the place torch's C++ raised it -----------------------------------------------------------
+
+def test_r12_b103_the_watchdogs_marker_keeps_the_exception_raised_from_line_under_it():
+    [found] = list(scan(corpus_message("r12_b.yaml#103").splitlines()))
+    assert found.text.endswith("Exception raised from checkTimeout at ../torch/csrc/distributed/c10d/"
+                               "ProcessGroupNCCL.cpp:781 (most recent call first):")
+    diagnosis = ruled_diagnoses("r12_b.yaml#103")[0]
+    assert diagnosis.facts["torch_source"] == {"file": "torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp", "line": 781,
+                                               "function": "checkTimeout", "code": ""}
+    assert _place(diagnosis.facts["logged_from"])[:2] == ("ProcessGroupNCCL.cpp", 1454)
+
+
+def test_a_marker_record_with_no_source_line_under_it_ends_at_its_line():
+    lines = ["[rank0]:[E ProcessGroupNCCL.cpp:1454] [Rank 0] Watchdog caught collective operation timeout: "
+             "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600123 "
+             "milliseconds before timing out.",
+             "RuntimeError: CUDA error: an illegal memory access was encountered"]
+    found = list(scan(lines))
+    assert [f.text.split(":", 1)[0] for f in found] == ["[Rank 0] Watchdog caught collective operation timeout",
+                                                        "RuntimeError"]
+    assert "\n" not in found[0].text
+
+
+# --- copies of one worker error: the first one is kept --------------------------------------------------------------
+
+def test_r17_b78_three_workers_copies_of_one_argparse_error_are_one_diagnosis_led_by_the_first():
+    [diagnosis] = _pasted("r17_b.yaml#78")
+    assert "`--local_rank=2`" in diagnosis.summary  # the first worker's, printed first
+    assert diagnosis.facts["occurrences"] == 3
+    assert _place(diagnosis.facts["raised_in"])[1:3] == (260, "<module>")  # the launcher's traceback under them
+
+
+# --- IPython's separator line is not one of the lines printed before the error ---------------------------------------
+
+def test_ipythons_dashes_take_no_place_among_the_lines_printed_before_the_error():
+    lines = textwrap.dedent("""\
+        => loading checkpoint 'runs/model_best.pth'
+        epoch 3 done
+        saving logs
+        reading weights now
+        ---------------------------------------------------------------------------
+        EOFError                                  Traceback (most recent call last)
+        Cell In[7], line 2
+              1 import torch
+        ----> 2 state = torch.load(path)
+
+        File /opt/conda/lib/python3.10/site-packages/torch/serialization.py:1258, in _legacy_load(f, map_location)
+        -> 1258 magic_number = pickle_module.load(f, **pickle_load_args)
+
+        EOFError: Ran out of input
+        """).splitlines()
+    [found] = list(scan(lines))
+    assert found.before[0] == "=> loading checkpoint 'runs/model_best.pth'"
+    diagnosis = explain_stream(io.StringIO("\n".join(lines)))[0]
+    assert diagnosis.rule == "data.pickle_ran_out_of_input"
+    assert diagnosis.facts["logged_checkpoint"] == "runs/model_best.pth"
+
+
+# --- round 18's reading problems ------------------------------------------------------------------------------------
+
+def test_r18_b8_pytests_short_frames_over_a_last_line_that_holds_the_only_trigger():
+    # no newline after the error line: the frames above it are read with it
+    diagnosis = ruled_diagnoses("r18_b.yaml#8")[0]
+    assert diagnosis.rule == "memory.windows_paging_file"
+    assert _place(diagnosis.location)[:2] == ("test_fqf.py", 7)
+    assert _place(diagnosis.facts["raised_in"])[1] == 124
+
+
+def test_r18_b41_a_glog_line_and_its_copy_with_the_place_torch_raised_it_are_one_diagnosis():
+    [diagnosis] = _pasted("r18_b.yaml#41")
+    assert diagnosis.facts["torch_source"]["function"] == "throwTimeoutError"
+    assert diagnosis.facts["torch_source"]["line"] == 1013
+    assert _place(diagnosis.facts["logged_from"])[:2] == ("socket.cpp", 1011)
+
+
+def test_r18_a42_androids_wrapper_names_the_app_and_its_activity():
+    diagnosis = ruled_diagnoses("r18_a.yaml#42")[0]
+    assert diagnosis.facts["android_app"] == "org.pytorch.demo.objectdetection"
+    assert "Android stopped the app org.pytorch.demo.objectdetection while it started " \
+           "org.pytorch.demo.objectdetection.MainActivity" in diagnosis.summary
+
+
+def test_r18_a14_tritons_model_repository_names_the_model_it_failed_to_load():
+    diagnosis = ruled_diagnoses("r18_a.yaml#14")[0]
+    assert "loading the model hrnet_libtorch (version 1)" in diagnosis.summary
+
+
+def test_r18_b57_a_frame_glued_after_another_processs_text_is_read_as_a_frame():
+    diagnosis = ruled_diagnoses("r18_b.yaml#57")[0]
+    assert _place(diagnosis.location)[1:3] == (175, "update_scale")  # deepspeed's frame: no user code in the paste
