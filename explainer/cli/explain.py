@@ -16,9 +16,10 @@ from explainer.diagnose.logpatterns import dedupe_key
 from explainer.diagnose.logscan import FoundError
 from explainer.diagnose.render import add_format_argument, first_line, render_json, render_text, use_colour
 from explainer.diagnose.sourceplaces import logged_source, torch_source
-from explainer.diagnose.textframes import (PASS_ON_FUNCS, Frame, looks_like_library_path, looks_like_user_path,
-                                           package_entry, raising_frames)
+from explainer.diagnose.textframes import raising_frames
 from explainer.rules.base import default_rulebase
+
+from .placing import frame_fact, note_outer_caller, note_raising_frame, printed_values
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
@@ -114,6 +115,8 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
                 # first copy (the earliest rank) keeps its values
                 seen[key].location = found.location()
                 note_raising_frame(seen[key], found)
+            elif not found.warning and found.frames:
+                note_outer_caller(seen[key], found)
             _note_raised_from(seen[key], found.text)
             continue
         if len(seen) >= MAX_DISTINCT:
@@ -202,7 +205,7 @@ def _also_at(diagnosis: Diagnosis, found: FoundError) -> None:
     else where it was raised."""
     where = found.location()
     frame = raising_frames(found.frames)[-1] if found.frames else None
-    place = where.to_dict() if where is not None else _frame_fact(frame) if frame is not None else None
+    place = where.to_dict() if where is not None else frame_fact(frame) if frame is not None else None
     if place is None:
         return
     places = diagnosis.facts.get("also_at", [])
@@ -292,7 +295,7 @@ def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
         lead = min(neighbours, key=lambda d: abs(d.facts.get("input_line", 0) - line))
         lead.facts.setdefault("printed_with", []).append({
             "rule": companion.rule, "summary": companion.summary, "input_line": line,
-            "location": companion.location.to_dict() if companion.location else None})
+            "location": companion.location.to_dict() if companion.location else companion.facts.get("raised_in")})
         _merge_ranks(lead, companion.facts.get("ranks", []))
         del kept[at]
     return kept
@@ -372,77 +375,6 @@ def _is_consequence(diagnosis: Diagnosis) -> bool:
 def _tags(diagnosis: Diagnosis) -> tuple[str, ...]:
     rule = default_rulebase().by_id.get(diagnosis.rule) if diagnosis.rule else None
     return tuple(rule.tags) if rule is not None else ()
-
-
-def note_raising_frame(diagnosis: Diagnosis, found) -> None:
-    """A pasted traceback's innermost frame (often torch's: `return F.conv2d(...)`), when it is not the
-    user's line already shown as the location: it names the operation that failed. Between the two, the
-    innermost frame of a library (transformers' `self.scaler.step(...)`): the call that led into torch; where the
-    paste shows torch's frames alone, the outermost of them (`load_state_dict_from_url`). Where neither is there and
-    the raising frame is the location (or there is none), the frame that called it where it is not the user's own
-    (accelerate's `model.to(device)` into transformers' `to`, the compiled graph's `kernel76.run(...)` into triton's
-    launcher, multiprocessing's `spawn_main`). Frames of code generated at run time with no source ("<string>")
-    are not the raising frame."""
-    if not found.frames:
-        return
-    where = diagnosis.location
-    shown = {(where.file, where.line)} if where is not None else set()
-    frames = raising_frames(found.frames)
-    frame = frames[-1]
-    raised_at_location = where is None or (frame.file, frame.line) in shown
-    if (frame.file, frame.line) not in shown:
-        diagnosis.facts["raised_in"] = _frame_fact(frame)
-        shown.add((frame.file, frame.line))
-    via = next((f for f in reversed(frames) if looks_like_library_path(f.file)), None)
-    if via is not None and (via.file, via.line) not in shown and via.code:
-        diagnosis.facts["called_via"] = _frame_fact(via)
-    elif (entry := package_entry(frames)) is not None and (entry.file, entry.line) not in shown:
-        diagnosis.facts["entered_via"] = _frame_fact(entry)  # none of the user's frames shown: the API entered
-    elif raised_at_location and (caller := _caller(frames)) is not None and caller.code and caller.file \
-            and (caller.file, caller.line) not in shown and not looks_like_user_path(caller.file):
-        diagnosis.facts["called_via"] = _frame_fact(caller)
-    if where is not None and (outer := _outer_caller(frames, where, shown)) is not None:
-        diagnosis.facts["called_from"] = _frame_fact(outer)
-    statement = frames[0]
-    if where is None and len(frames) > 1 and not statement.file and statement.code:
-        # the paste began with the code line of its first frame: the user's statement, with no place
-        diagnosis.facts["statement"] = _frame_fact(statement)
-
-
-def _outer_caller(frames: list[Frame], where, shown: set) -> Frame | None:
-    """The line that called the location's function, where it is code of the user's (IPython's `print(vmap(f)(y))`
-    over the cell's `f`, the script's `load_model("medium.pt")` over its `torch.load(path)`) or, for a location in a
-    library, of a library (sglang's `moe_fused_gate(...)` over sgl_kernel's call into torch): the outer frames torch's
-    own pass the call on through are skipped."""
-    at = next((i for i in range(len(frames) - 1, -1, -1) if (frames[i].file, frames[i].line) == (where.file, where.line)),
-              None)
-    if not at:
-        return None
-    user = looks_like_user_path(where.file)
-    for frame in reversed(frames[:at]):
-        if looks_like_user_path(frame.file) or (not user and looks_like_library_path(frame.file)):
-            return frame if frame.code and (frame.file, frame.line) not in shown else None
-    return None
-
-
-def _caller(frames: list[Frame]) -> Frame | None:
-    """The frame that called the raising one, past those that only pass a call on (a decorator's wrapper)."""
-    return next((f for f in reversed(frames[:-1]) if f.func not in PASS_ON_FUNCS), None) if len(frames) > 1 else None
-
-
-def printed_values(values: list[tuple[str, str]]) -> list[dict]:
-    """The values loguru (or better_exceptions) printed under the code of the raising frame, as culprits: what the
-    failing line worked on (`self` = `Conv2d(12, 24, ...)`), each name once; "" where the code line was cut."""
-    culprits, named = [], set()
-    for name, value in values:
-        if (name or value) not in named:
-            named.add(name or value)
-            culprits.append({"name": name, "kind": "printed", "repr": value})
-    return culprits
-
-
-def _frame_fact(frame) -> dict:
-    return {"file": frame.file, "line": frame.line, "function": frame.func, "code": frame.code}
 
 
 def _merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:

@@ -118,8 +118,9 @@ def _code_context(found: Match, records: list[FrameRecord]) -> dict[str, Any] | 
 
 
 def _split_embedded(text: str) -> tuple[str, FoundError] | None:
-    # The log scanner (its many patterns) is imported only for a DataLoader worker's re-raise.
-    if "Original Traceback" not in text:
+    # The log scanner (its many patterns) is imported only for a DataLoader worker's re-raise (torch 0.4's: the
+    # worker's traceback in the message, "TypeError: Traceback (most recent call last):")
+    if "Original Traceback" not in text and not text.split("\n", 1)[0].endswith(": Traceback (most recent call last):"):
         return None
     from .logscan import split_embedded
 

@@ -56,18 +56,22 @@ PREFIX_RES += [VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE
 # a quoted line continues the quote, a container's line its output, pytest's E column the error, vLLM's and Ray's
 # prefixes the traceback they log line by line, an exception group's column its member's traceback; other prefixes
 # start a record
-CONTINUATION_PREFIXES = tuple(PREFIX_RES[-6:])
+# torch_xla's xla_dist, on every line a TPU pod's worker printed: "2021-04-23 18:14:43 10.164.0.29 [3] " (the time, the
+# worker's address and its index in the pod)
+XLA_DIST_PREFIX_RE = lazy_compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \d{1,3}(?:\.\d{1,3}){3} \[\d+\](?: |$)")
+CONTINUATION_PREFIXES = (*PREFIX_RES[-6:], XLA_DIST_PREFIX_RE)
 QUOTE_PREFIX_RE = PREFIX_RES[-1]
 GLOG_PREFIX_RE = PREFIX_RES[1]
 # prefixes of a process's output that the process's own log prefixes may follow (and a quote, of any line)
-OUTER_PREFIXES = (RAY_PREFIX_RE, DOCKER_PREFIX_RE, QUOTE_PREFIX_RE)
+OUTER_PREFIXES = (RAY_PREFIX_RE, DOCKER_PREFIX_RE, QUOTE_PREFIX_RE, XLA_DIST_PREFIX_RE)
 # others with nothing after: a value (a glog prefix alone is an empty line of a log record: torch's Python logs put the
 # prefix on every line of a record)
 EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, GLOG_PREFIX_RE, GROUP_COLUMN_RE,
-                      QUOTE_PREFIX_RE)  # (a quote's blank line: ">")
-# Each prefix with the characters it can begin with (None: any), so that most lines try only a few of the patterns.
-PREFIX_TABLE = list(zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(DIWEC", "(", None, "E", " ", ">-"],
-                        strict=True))
+                      QUOTE_PREFIX_RE, XLA_DIST_PREFIX_RE)  # (a quote's blank line: ">")
+# Each prefix with the characters it can begin with (None: any), so that most lines try only a few of the patterns
+# (xla_dist's before the timestamp's, which would take its time alone).
+PREFIX_TABLE = [(XLA_DIST_PREFIX_RE, "0123456789"),
+                *zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(DIWEC", "(", None, "E", " ", ">-"], strict=True)]
 # A tqdm progress bar that other output was written right after, with no line break between them (the bar redraws
 # its line with \r, and a crash prints where the bar ended): "Epoch 12/200:  29%|██▉   | 116/404 [01:31<03:42,  1.30it/s,
 # loss=0.27]THCudaCheck FAIL ...". Tried only on lines that hold "%|".
@@ -157,8 +161,9 @@ GREP_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failur
 INLINE_CODE_RE = lazy_compile(r"`([^`\n]{8,2000})`")
 # Python's header, or IPython's: the error type, then "Traceback (most recent call last)" at the right margin.
 TRACEBACK_RE = lazy_compile(r"^\s*(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*\s{2,})?Traceback \(most recent call last\)(?(ipython)|:)\s*$")
+# (a private class too: "torch._C._LinAlgError: linalg.cholesky: ...", as torch 1.13-2.1 name it)
 EXCEPTION_RE = lazy_compile(
-    r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning)|Exception|"
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:_?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning)|Exception|"
     r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
 # The error line under a traceback's frames, for a type EXCEPTION_RE does not know by its name: module-qualified
 # ("triton.runtime.errors.OutOfResources: out of resource: shared memory") or StopIteration.
@@ -168,8 +173,9 @@ TRACEBACK_END_RE = lazy_compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Z]\w*|StopIter
 # Parts of a message that torch prints after a blank line (dynamo's "from user code:" and its hints).
 # ComfyUI names the node that failed: "Error occurred when executing SUPIR_Upscale:" (before 2024), or its
 # error report's "- **Node Type:** ExpressionEditor" (quoted with "> " when pasted into a GitHub comment).
-COMFY_NODE_RE = lazy_compile(r"^\s*(?:>\s*)*(?:Error occurred when executing (?P<running>[\w.\- ]+?)(?:\s*\([^()]*\))?:|"
-                           r"[-*]?\s*\**Node Type:\**\s*(?P<type>[\w.\-]+))\s*$")
+# (A node's name may end in parentheses: "KSampler (Efficient)"; a paste that lost its line breaks goes on after the colon.)
+COMFY_NODE_RE = lazy_compile(r"^\s*(?:>\s*)*(?:Error occurred when executing (?P<running>[\w.\- ]+?(?:\s*\([^()]*\))?):(?:\s|$)|"
+                           r"[-*]?\s*\**Node Type:\**\s*(?P<type>[\w.\-]+)\s*$)")
 # The error dialog of ComfyUI's newer frontend, copied: the node's class name alone on the first line
 # ("VAEEncode", "WanVideoSampler"), then the message without its type.
 COMFY_TITLE_RE = lazy_compile(r"^(?!\w*(?:Error|Exception|Warning|Interrupt|Exit|Traceback)$)(?=[A-Z]\w*[a-z])[A-Z]\w*[A-Z]\w*$")
@@ -209,7 +215,9 @@ SCRIPT_QUOTE_RE = lazy_compile(r'^\s*(?:File "[^"]+", line \d+\s*$|at \S+:\d+:\d
 HERE_MARK = "<--- HERE"
 # An error inside a JSON string, as torchelastic's error handler logs its error file: "message": "SomeError: text".
 JSON_MESSAGE_RE = lazy_compile(r'^\s*"message"\s*:\s*"(?P<text>(?:[^"\\]|\\.)*)"\s*,?\s*$')
-EMBEDDED_RE = lazy_compile(r"^(?P<head>.*?)\n\s*Original Traceback \(most recent call last\):\s*\n(?P<rest>.*)\Z", re.S)
+# (torch 0.4's worker re-raise: the worker's traceback is the message: "TypeError: Traceback (most recent call last):")
+EMBEDDED_RE = lazy_compile(r"^(?:(?P<head>.*?)\n\s*Original |(?P<type>[\w.]{1,80}): )Traceback \(most recent call last\):\s*\n"
+                           r"(?P<rest>.*)\Z", re.S)
 WORKER_RE = lazy_compile(r"in DataLoader worker process (?P<worker>\d+)")
 # What differs between copies of one error printed by several ranks or worker processes.
 DEDUPE_RES = [

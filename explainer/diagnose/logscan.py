@@ -493,4 +493,4 @@ def split_embedded(text: str) -> tuple[str, FoundError] | None:
     inner = list(scan(["Traceback (most recent call last):", *found.group("rest").splitlines()]))
     if not inner:
         return None
-    return found.group("head").strip(), inner[-1]
+    return (found.group("type") or found.group("head")).strip(), inner[-1]

@@ -24,6 +24,7 @@ TORCH_SOURCE_RE = lazy_compile(r"(?:Exception raised from (?P<function>[\w:~]+(?
 # error=59 : device-side assert triggered" (the number is the CUDA runtime's error code).
 THC_CHECK_RE = lazy_compile(r"THCudaCheck FAIL file=(?P<path>\S+) line=(?P<line>\d+) (?P<check>error=\d+) ?:")
 TORCH_TREE_RE = lazy_compile(r"(?:^|/)((?:torch|aten|c10|caffe2|third_party)/.*)$")
+TORCH_CPP_TREE_RE = lazy_compile(r"(?:^|/)(?:torch/csrc|torch/lib|aten|c10|caffe2)/")
 
 
 # The place a glog prefix names ("[W ..\\torch\\csrc\\autograd\\python_anomaly_mode.cpp:104] "): torch's C++ logged the line;
@@ -48,12 +49,21 @@ def logged_source(place: str) -> tuple[str, dict[str, Any]] | None:
     found = LOGGED_PLACE_RE.match(place)
     if found is None:
         return None
-    if found.group("python"):
-        path = found.group("path").replace("\\", "/")
+    path = found.group("path").replace("\\", "/")
+    if found.group("python") or not _torch_cpp(path):
         tree = TORCH_TREE_RE.search(path)
         return "logged_from", {"file": tree.group(1) if tree else path, "line": int(found.group("line")), "function": "",
                                "code": ""}
     return "torch_source", _source_fact(found.group("path"), found.group("line"))
+
+
+def _torch_cpp(path: str) -> bool:
+    """A C++ place of torch's own: under its tree (c10/, aten/, torch/csrc/, caffe2/), or a bare file name as torch's
+    glog prints it ("ProcessGroupNCCL.cpp") but not a ".cc" one: the extension of glog's other users (Triton Inference
+    Server's "model_repository_manager.cc", TensorFlow, gRPC), which torch's sources do not use."""
+    if "/" not in path:
+        return not path.endswith(".cc")
+    return TORCH_CPP_TREE_RE.search(path) is not None
 
 
 def _source_fact(path: str, line: str, function: str = "", code: str = "") -> dict[str, Any]:

@@ -228,9 +228,15 @@ def _stdlib_has(relative: str) -> bool:
 
 
 def looks_like_library_path(path: str) -> bool:
-    """An installed package other than torch itself."""
+    """An installed package other than torch itself and its device backends, whose Python only passes a call on to their
+    C++ (torch_xla's `_XLAC._xla_get_devices()` under Lightning's `xm.get_xla_supported_devices("TPU")`): the library
+    that called them is the way in."""
     lowered = path.replace("\\", "/")
-    return ("/site-packages/" in lowered or "/dist-packages/" in lowered) and not _is_torch_path(lowered)
+    return ("/site-packages/" in lowered or "/dist-packages/" in lowered) and not _is_torch_path(lowered) \
+        and TORCH_BACKEND_RE.search(lowered) is None
+
+
+TORCH_BACKEND_RE = lazy_compile(r"-packages/(?:torch_xla|torch_npu|torch_mlu|torch_musa)/")
 
 
 def _is_torch_path(lowered: str) -> bool:
@@ -370,6 +376,8 @@ class RichBox:
         stripped = line.lstrip()
         if not stripped or stripped[0] not in RICH_BOX_CHARS:
             self.cut = ""
+            if stripped[-1:] == "│" and (frame := RICH_FRAME_RE.match(stripped[:-1].rstrip())) is not None:
+                return self._panel_text(frame.group())  # a frame's panel line whose left edge the paste cut off
             return None
         if RICH_TITLE_RE.match(line):
             return "Traceback (most recent call last):"

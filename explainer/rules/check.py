@@ -256,7 +256,20 @@ def _missing_sources(file: str, rule_id: str | None, line: int | None, sources, 
 
 def run_check(scope: Scope) -> list[Finding]:
     """Every problem in scope (schema, patterns, templates, probes, ids, prefixes, sources, runbook text)."""
-    return sorted(scope.problems + scope.runbook, key=lambda f: (f.file, f.line or 0))
+    return sorted(scope.problems + scope.runbook + _compile_findings(scope.subjects), key=lambda f: (f.file, f.line or 0))
+
+
+def _compile_findings(rules: list[Rule]) -> list[Finding]:
+    """Templates that parse but that jinja2 cannot compile: loading only parses them, rendering would fail."""
+    from .templates import compile_problem
+
+    found = []
+    for rule in rules:
+        for source in dict.fromkeys(rule.templates):
+            if (problem := compile_problem(source)) is not None:
+                found.append(Finding(rule.file, rule.line, rule.id, f"template does not compile: {problem}",
+                                     hint=f"the template: {source[:120]}"))
+    return found
 
 
 def run_test(scope: Scope, explain: Callable[..., Any] | None = None) -> list[Finding]:

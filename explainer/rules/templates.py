@@ -143,6 +143,24 @@ def _compile(source: str):
     return _environment().get_template(source)  # compiled once per process (the environment's cache)
 
 
+def compile_problem(source: str) -> str | None:
+    """What jinja2 raises compiling a template that parses (`rules check`): an unknown filter or test, or Python
+    it cannot compile, as an inline `x if cond` without an else makes of a template with a quote in it (jinja2
+    writes the template's name, here its source, into the code it generates); None when it compiles."""
+    if _plain_fields(source) is not None:
+        return None
+    from jinja2 import TemplateError
+
+    try:
+        _compile(source)
+    except TemplateError as exc:
+        return exc.message or str(exc)
+    except SyntaxError as exc:
+        hint = " (give each inline `x if cond` an else: `x if cond else ''`)" if " if " in source else ""
+        return f"jinja2 cannot compile it: {exc.msg}{hint}"
+    return None
+
+
 def render(source: str, facts: dict[str, Any]) -> str | None:
     """The filled-in text, or None when the template needs a fact this diagnosis does not have."""
     plain = _plain_fields(source)

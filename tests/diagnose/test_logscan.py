@@ -410,7 +410,8 @@ def test_where_torchs_cpp_raised_is_named_from_the_exception_raised_from_line():
 @pytest.mark.parametrize("source, node", [
     ("https://github.com/kijai/ComfyUI-SUPIR/issues/47", "SUPIR_Upscale"),  # "Error occurred when executing X:"
     ("https://github.com/Comfy-Org/ComfyUI/issues/4996", "ExpressionEditor"),  # its error report's "Node Type"
-    ("https://github.com/storyicon/comfyui_segment_anything/issues/37", "GroundingDinoSAMSegment"),  # "X (title):"
+    # "X (segment anything):": the parentheses are a part of the node's class_type (its NODE_CLASS_MAPPINGS key)
+    ("https://github.com/storyicon/comfyui_segment_anything/issues/37", "GroundingDinoSAMSegment (segment anything)"),
     # the newer frontend's dialog: the node's name on the first line, then the error, with or without its type
     ("https://github.com/kijai/ComfyUI-WanVideoWrapper/issues/92", "WanVideoSampler"),
     ("https://github.com/ROCm/legacy-rocm-build/issues/5264", "VAEEncode"),

@@ -59,7 +59,7 @@ def test_fused_attention_overrideable_from_a_real_call_is_the_privateuse1_placeh
      ["NCCLUtils.cpp:77", "2.26.6", "socketPollConnect poll() returned 1, no POLLOUT events", "NCCL_SOCKET_IFNAME"]),
     ("r15_b.yaml#90", "distributed.nccl_error", ["`ncclCommInitRank`", "creating the communicator"]),
     ("r15_b.yaml#7", "distributed.child_failed",
-     ["test_script.py failed", "rank      : 1 (local_rank: 1)", "on host wph178", "exitcode  : 1", "pid 8835"]),
+     ["test_script.py failed", "rank      : 1 (local_rank: 1)", "on host wph178", "exitcode  : 1", "pid: 8835"]),
     ("r15_b.yaml#44", "distributed.store_connect_failed",
      ["[Lieber-Legion]:61215", "cut from this paste", "socket.cpp:697", "GLOBAL_RANK: 0, MEMBER: 1/1",
       "a single process"]),

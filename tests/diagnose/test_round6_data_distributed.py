@@ -88,7 +88,7 @@ def test_elastic_root_cause_table_without_its_header_names_rank_and_exitcode():
                "  host      : node.internal\n  rank      : 0 (local_rank: 0)\n  exitcode  : 1 (pid: 69811)\n"
                "  error_file: <N/A>\n  traceback : To enable traceback see: "
                "https://pytorch.org/docs/stable/elastic/errors.html\n" + "=" * 60)
-    assert_names(d, "distributed.child_failed", ["rank      : 0 (local_rank: 0)", "exitcode  : 1", "pid 69811"])
+    assert_names(d, "distributed.child_failed", ["rank      : 0 (local_rank: 0)", "exitcode  : 1", "pid: 69811"])
 
 
 def test_old_spawn_exception_names_process_and_signal():

@@ -1,0 +1,123 @@
+"""Where a pasted traceback places an error beyond its location: the frame that raised, the library's way in, the line
+that called the user's function, and the values loguru printed in the raising frame."""
+
+from __future__ import annotations
+
+from explainer._diagnosis import Diagnosis
+from explainer.diagnose.logscan import FoundError, split_embedded
+from explainer.diagnose.textframes import (PASS_ON_FUNCS, Frame, looks_like_library_path, looks_like_user_path,
+                                           package_entry, raising_frames)
+
+
+def note_raising_frame(diagnosis: Diagnosis, found) -> None:
+    """A pasted traceback's innermost frame (often torch's: `return F.conv2d(...)`), when it is not the
+    user's line already shown as the location: it names the operation that failed. Between the two, the
+    innermost frame of a library (transformers' `self.scaler.step(...)`): the call that led into torch; where the
+    paste shows torch's frames alone, the outermost of them (`load_state_dict_from_url`). Where neither is there and
+    the raising frame is the location (or there is none), the frame that called it where it is not the user's own
+    (accelerate's `model.to(device)` into transformers' `to`, the compiled graph's `kernel76.run(...)` into triton's
+    launcher, multiprocessing's `spawn_main`), or, where the standard library raised, its module that called it
+    (multiprocessing's `popen_spawn_win32` into `reduction.dump`: the spawn start method). Frames of code generated
+    at run time with no source ("<string>") are not the raising frame; a DataLoader worker's error was raised where
+    the worker's traceback in its message ends."""
+    if not found.frames:
+        return
+    where = diagnosis.location
+    shown = {(where.file, where.line)} if where is not None else set()
+    frames = raising_frames(found.frames)
+    frame = _worker_frame(found.text) or frames[-1]
+    raised_at_location = where is None or (frame.file, frame.line) in shown
+    if (frame.file, frame.line) not in shown:
+        diagnosis.facts["raised_in"] = frame_fact(frame)
+        shown.add((frame.file, frame.line))
+    via = next((f for f in reversed(frames) if looks_like_library_path(f.file)), None)
+    if via is not None and (via.file, via.line) not in shown and via.code:
+        diagnosis.facts["called_via"] = frame_fact(via)
+    elif (entry := package_entry(frames)) is not None and (entry.file, entry.line) not in shown:
+        diagnosis.facts["entered_via"] = frame_fact(entry)  # none of the user's frames shown: the API entered
+    elif raised_at_location and (caller := _caller(frames)) is not None and caller.code and caller.file \
+            and (caller.file, caller.line) not in shown and not looks_like_user_path(caller.file):
+        diagnosis.facts["called_via"] = frame_fact(caller)
+    elif (caller := _caller(frames)) is not None and caller.code and _in_stdlib(frame.file) and _in_stdlib(caller.file) \
+            and caller.file != frame.file and (caller.file, caller.line) not in shown:
+        diagnosis.facts["called_via"] = frame_fact(caller)  # the standard library's way in: `popen_spawn_win32`
+    shown |= {(f["file"], f["line"]) for key in ("called_via", "entered_via") if isinstance(f := diagnosis.facts.get(key), dict)}
+    if where is not None and (outer := _outer_caller(frames, where, shown)) is not None:
+        diagnosis.facts["called_from"] = frame_fact(outer)
+    statement = frames[0]
+    if where is None and len(frames) > 1 and not statement.file and statement.code:
+        # the paste began with the code line of its first frame: the user's statement, with no place
+        diagnosis.facts["statement"] = frame_fact(statement)
+
+
+def _outer_caller(frames: list[Frame], where, shown: set) -> Frame | None:
+    """The line that called the location's function, where it is code of the user's (IPython's `print(vmap(f)(y))`
+    over the cell's `f`, the script's `load_model("medium.pt")` over its `torch.load(path)`) or, for a location in a
+    library, of a library (sglang's `moe_fused_gate(...)` over sgl_kernel's call into torch): the outer frames torch's
+    own pass the call on through are skipped."""
+    at = next((i for i in range(len(frames) - 1, -1, -1) if (frames[i].file, frames[i].line) == (where.file, where.line)),
+              None)
+    if not at:
+        return None
+    user = looks_like_user_path(where.file)
+    for frame in reversed(frames[:at]):
+        if _passes_on(frame):
+            continue  # nn.Module's `__call__` cut to a relative path ("../module.py"): `self.forward(*input, **kwargs)`
+        if looks_like_user_path(frame.file) or (not user and looks_like_library_path(frame.file)):
+            return frame if frame.code and (frame.file, frame.line) not in shown else None
+    return None
+
+
+def note_outer_caller(diagnosis: Diagnosis, found: FoundError) -> None:
+    """The same error again, raised in the same function of the user's while handling the first ("During handling of
+    the above exception": `pickle.load` failed again in `__getitem__`): the second traceback holds the outer frames the
+    first one's lacks: the line that called that function (`training_set[29]`) is where it was called from."""
+    where, first = found.location(), diagnosis.location
+    if where is None or first is None or "called_from" in diagnosis.facts \
+            or (where.file, where.function) != (first.file, first.function):
+        return
+    shown = {(first.file, first.line), (where.file, where.line)}
+    if (outer := _outer_caller(raising_frames(found.frames), where, shown)) is not None:
+        diagnosis.facts["called_from"] = frame_fact(outer)
+
+
+def _passes_on(frame: Frame) -> bool:
+    """A wrapper's frame that only hands its arguments on (`return fn(*args, **kwargs)`)."""
+    return frame.func in PASS_ON_FUNCS and frame.func != "<module>" and "(*" in frame.code
+
+
+def _worker_frame(text: str) -> Frame | None:
+    """Where a DataLoader worker's error was raised, in the worker's traceback its re-raise holds (the parent's frames
+    end in torch's `reraise`)."""
+    if "Traceback (most recent call last)" not in text:
+        return None
+    embedded = split_embedded(text)
+    return raising_frames(embedded[1].frames)[-1] if embedded is not None and embedded[1].frames else None
+
+
+def _in_stdlib(path: str) -> bool:
+    """The standard library's file (not the user's, an installed package's, torch's, or code generated at run time)."""
+    lowered = path.replace("\\", "/")
+    return bool(path) and not path.startswith("<") and "-packages/" not in lowered and "/torch/" not in lowered \
+        and not looks_like_user_path(path)
+
+
+def _caller(frames: list[Frame]) -> Frame | None:
+    """The frame that called the raising one, past those that only pass a call on (a decorator's wrapper)."""
+    return next((f for f in reversed(frames[:-1]) if f.func not in PASS_ON_FUNCS), None) if len(frames) > 1 else None
+
+
+def printed_values(values: list[tuple[str, str]]) -> list[dict]:
+    """The values loguru (or better_exceptions) printed under the code of the raising frame, as culprits: what the
+    failing line worked on (`self` = `Conv2d(12, 24, ...)`), each name once; "" where the code line was cut."""
+    culprits, named = [], set()
+    for name, value in values:
+        if (name or value) not in named:
+            named.add(name or value)
+            culprits.append({"name": name, "kind": "printed", "repr": value})
+    return culprits
+
+
+def frame_fact(frame) -> dict:
+    """A pasted frame as a place fact (file, line, function, code)."""
+    return {"file": frame.file, "line": frame.line, "function": frame.func, "code": frame.code}
