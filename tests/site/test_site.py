@@ -72,14 +72,26 @@ def team_rulebase(folder: Path) -> RuleBase:
     return RuleBase([*default_rulebase().rules, *team])
 
 
+_BUILT: dict = {}
+
+
+def built_site(tmp_path_factory) -> tuple:
+    """The site of the real rule base and the 'acme' pack, built for BASE once per test run (a build takes half a
+    minute): these tests read its files, test_site_browser serves it to Chromium."""
+    if not _BUILT:
+        root = tmp_path_factory.mktemp("site")
+        with pytest.MonkeyPatch.context() as env:
+            env.setenv("EXPLAINER_RUNBOOK_URL", BASE)
+            rulebase = team_rulebase(root / "acme")
+            _BUILT["site"] = build_site(root / "html", work=root / "work", rulebase=rulebase), rulebase
+    return _BUILT["site"]
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    root = tmp_path_factory.mktemp("site")
     with pytest.MonkeyPatch.context() as env:
         env.setenv("EXPLAINER_RUNBOOK_URL", BASE)
-        rulebase = team_rulebase(root / "acme")
-        result = build_site(root / "html", work=root / "work", rulebase=rulebase)
-        yield result, rulebase
+        yield built_site(tmp_path_factory)
 
 
 def page_html(site, path: str) -> str:

@@ -16,12 +16,12 @@ import pytest
 
 from explainer._config import local_site_dir, runbook_url
 from explainer.rules.base import default_rulebase
-from explainer.site.build import build_local_site, build_site
+from explainer.site.build import build_local_site
 from explainer.site.pages import clean, message_line
 from explainer.site.search import search_separator
 
 from conftest import ROOT
-from test_site import team_rulebase
+from test_site import built_site
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -37,11 +37,9 @@ class _QuietHandler(SimpleHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def served_site(tmp_path_factory):
-    """The site built with the default base URL, served by a local http.server on a free port."""
-    root = tmp_path_factory.mktemp("browser-site")
-    with pytest.MonkeyPatch.context() as env:
-        env.delenv("EXPLAINER_RUNBOOK_URL", raising=False)
-        result = build_site(root / "html", work=root / "work", rulebase=team_rulebase(root / "acme"))
+    """The site test_site reads (its pages link one another relatively), served by a local http.server on a free
+    port."""
+    result, _ = built_site(tmp_path_factory)
     server = ThreadingHTTPServer(("127.0.0.1", 0), partial(_QuietHandler, directory=str(result.out)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
