@@ -140,7 +140,7 @@ WHAT_RE = lazy_compile(r"^\s*what\(\):(?:\s|$)")  # empty when the message follo
 # Anything that could begin an error: a block of log without any of these is skipped unread.
 # A frame line counts: pasted tracebacks often lose their first line.
 # Every marker's and opener's words must be here, or block scanning skips what line scanning finds.
-# Plain strings, so that a file can be searched for them by grep -F (explainer/_logfile.py) as well as here.
+# Plain strings: grep -F searches a large file for parts of them (GREP_LITERALS below).
 TRIGGER_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failure", "Warning", "Watchdog caught",
                     "watchdog got stuck", "Heartbeat monitor timed out", "client socket has timed out",
                     "Assertion", "terminate called", "发生异常", "exitcode", "encountered in worker", "Could not do one pass", "File ", '", line ', ".py in ",
