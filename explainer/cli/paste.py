@@ -14,7 +14,7 @@ from explainer.diagnose.logblocks import scan_blocks
 from explainer.diagnose.logpatterns import comfyui_node
 from explainer.diagnose.loglines import clean_line_record
 from explainer.diagnose.logscan import FoundError, Scanner, scan
-from explainer.diagnose.textframes import Frame, frames_location, looks_like_user_path
+from explainer.diagnose.textframes import Frame, frames_location, in_call_order, looks_like_user_path
 from explainer.rules.base import context_facts, default_rulebase, match_rule
 
 from .explain import explain_found, note_logged_place, note_raising_frame
@@ -55,6 +55,8 @@ def explain_paste(head: str) -> list[Diagnosis]:
 
 # The mark of a line of a markdown quote, with the space after it (one level: ">>> " is Python's prompt, quoted or not)
 QUOTE_MARK_RE = lazy_compile(r"^[ \t]*>[ \t]?")
+# Python's interactive prompts, put on every line of a paste (an error copied with its own lines prefixed as input)
+PROMPT_RE = lazy_compile(r"^[ \t]*(?:>>>|\.\.\.)(?: |$)")
 # Characters a URL encodes, as they stand in an error message (a paste copied from a link or a search box)
 URL_ESCAPE_RE = lazy_compile(r"%(?:20|0[AD]|2[0-9A-F]|3[A-F]|5[BCD]|7[BD])", re.IGNORECASE)
 
@@ -62,7 +64,8 @@ URL_ESCAPE_RE = lazy_compile(r"%(?:20|0[AD]|2[0-9A-F]|3[A-F]|5[BCD]|7[BD])", re.
 def unwrapped(head: str) -> str:
     """The paste as it was printed: a markdown quote's marks taken off every line, where each of its lines is quoted (a
     GitHub comment quoting the traceback: "> RuntimeError: ..."); a message copied URL-encoded, with no space or line
-    break left ("libtorch_cuda.so:%20undefined%20symbol:%20ncclCommRegister"), decoded."""
+    break left ("libtorch_cuda.so:%20undefined%20symbol:%20ncclCommRegister"), decoded; Python's prompt taken off every
+    line where each line has one (no line is the interpreter's output: the prompts were put there by hand)."""
     stripped = head.strip()
     if "%" in stripped and not any(c.isspace() for c in stripped) and URL_ESCAPE_RE.search(stripped):
         from urllib.parse import unquote
@@ -70,6 +73,8 @@ def unwrapped(head: str) -> str:
         return unquote(stripped)
     if stripped[:1] == ">":
         lines = head.splitlines()
+        if all(PROMPT_RE.match(line) for line in lines if line.strip()):  # no line the interpreter printed
+            return "\n".join(PROMPT_RE.sub("", line, count=1) for line in lines)
         if all(QUOTE_MARK_RE.match(line) for line in lines if line.strip()):
             return "\n".join(QUOTE_MARK_RE.sub("", line, count=1) for line in lines)
     return head
@@ -147,7 +152,7 @@ def _give_dangling_frames(found: list[FoundError], dangling: list[Frame]) -> Non
     if last.frames is dangling:
         return  # the error IPython's header named, read from the traceback itself
     if not any(looks_like_user_path(frame.file) for frame in last.frames):
-        last.frames = [*dangling, *last.frames]
+        last.frames = in_call_order([*dangling, *last.frames])  # (a paste may list them innermost first)
 
 
 def _placed(diagnosis: Diagnosis, head: str, text: str, dangling: list[Frame], found: list[FoundError]) -> Diagnosis:

@@ -19,7 +19,7 @@ from explainer.rules.templates import render_first
 
 from .exctext import ExceptionTexts
 from .sourceplaces import script_source, torch_source
-from .textframes import Frame, library_tail, printed_frames, raising_frames, with_failing_line
+from .textframes import Frame, library_tail, printed_frames, raising_frames, user_frame, with_failing_line
 
 if TYPE_CHECKING:
     from .logscan import FoundError
@@ -93,7 +93,7 @@ def _match_with_raising_frames(rulebase: RuleBase, text: str, records: list[Fram
     The frames win only for a more specific rule (a higher priority): that is how the default collate_fn's
     failure beats the generic torch.stack rule in a live process, as it does in a pasted traceback.
     """
-    code = records[-1].code if records else ""  # the raising frame's line, for rules that require a sign in it
+    code = _code_lines(records)  # the raising frame's line and the user's, for rules that require a sign in them
     plain = rulebase.match(text, code=code)
     frames = _raising_frames_text(records)
     return (rulebase.match_above(frames + text, plain, code) if frames else None) or plain
@@ -113,8 +113,21 @@ def _code_context(found: Match, records: list[FrameRecord]) -> dict[str, Any] | 
     """Live, what the rule's context patterns find in the code lines of the raising frame and the user's failing one."""
     if not found.rule.context_sources or not records:
         return None
-    codes = dict.fromkeys(r.code for r in (records[-1], innermost_user_frame(records)) if r is not None and r.code)
-    return {k: v for k, v in context_facts(found.rule, "\n".join(codes)).items() if k not in found.groups} or None
+    return {k: v for k, v in context_facts(found.rule, _code_lines(records)).items() if k not in found.groups} or None
+
+
+def _code_lines(records: list[FrameRecord] | list[Frame], user: Frame | None = None) -> str:
+    """The code line of the raising frame, then the user's failing line where a library raised below it (`model(x)`
+    over torch's own frames): the lines a rule's code signs and context patterns read."""
+    if not records:
+        return ""
+    last = records[-1]
+    if isinstance(last, Frame):
+        lines = (last.code, user.code if user is not None else "")
+    else:
+        outer = innermost_user_frame(records)
+        lines = (last.code, outer.code if outer is not None else "")
+    return "\n".join(dict.fromkeys(line.strip() for line in lines if line and line.strip()))
 
 
 def _split_embedded(text: str) -> tuple[str, FoundError] | None:
@@ -172,7 +185,8 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
         diagnosis = _explain_embedded(embedded, text, rulebase, fallback=location)
         if diagnosis is not None:
             return diagnosis
-    code = raising_frames(list(frames))[-1].code if frames else None  # (None: the line above the error in text)
+    # the raising frame's code line and the user's outer one (None: the line above the error in text)
+    code = _code_lines(raising_frames(list(frames)), user_frame(frames)) if frames else None
     found = rulebase.match(text, code=code)
     if found is None and (statement := _import_statement_above(text, frames, before)):
         found = rulebase.match(f"{statement}\n{text}", code=code)
@@ -186,7 +200,7 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
     if found is None:
         return unknown(text, location)
     read = before if context is None else context
-    if found.rule.context_sources and frames and (code := raising_frames(list(frames))[-1].code):
+    if found.rule.context_sources and code:
         read = f"{read}\n{code}"  # the failing frame's code line: `B, H, Q, KV = mask.shape` over "too many values"
     facts = {k: v for k, v in context_facts(found.rule, read).items() if k not in found.groups}
     return _diagnose(found, text, [], None, extra_facts={**facts, **(extra_facts or {})}, location=location)

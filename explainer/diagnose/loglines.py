@@ -139,7 +139,7 @@ def issued_at(opener: re.Match | None, frames: list[Frame], logged_at: str) -> t
     path = opener.groupdict().get("path") if opener is not None else None
     if not path:
         return frames, logged_at
-    if path.endswith(".py"):
+    if path.endswith(".py") or path.startswith("<ipython-input-"):
         return [Frame(path, int(opener.group("line")))], logged_at
     return [], f"{path}:{opener.group('line')}"
 
@@ -148,6 +148,17 @@ def exception_header(line: str) -> re.Match | None:
     if line[:1].isspace():
         return None
     return EXCEPTION_RE.match(line.strip())
+
+
+def interleaved_header(header: re.Match) -> str:
+    """The error line two processes wrote at once, each write of one interleaved with the other's ("KeyErrorKeyError: :
+    'input_ids_j'": the type twice, then the colons): the line one of them printed; "" for any other line."""
+    kind, message = header.group("type"), header.group("msg") or ""
+    half = len(kind) // 2
+    if len(kind) % 2 or kind[:half] != kind[half:] or not message.startswith(":"):
+        return ""
+    line = f"{kind[:half]}: {message[1:].strip()}"
+    return line if exception_header(line) else ""
 
 
 @dataclass

@@ -59,18 +59,21 @@ PREFIX_RES += [VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE
 # torch_xla's xla_dist, on every line a TPU pod's worker printed: "2021-04-23 18:14:43 10.164.0.29 [3] " (the time, the
 # worker's address and its index in the pod)
 XLA_DIST_PREFIX_RE = lazy_compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \d{1,3}(?:\.\d{1,3}){3} \[\d+\](?: |$)")
-CONTINUATION_PREFIXES = (*PREFIX_RES[-6:], XLA_DIST_PREFIX_RE)
+# pdsh (DeepSpeed's and other multi-node launchers), on every line a node printed: its address or its host's name,
+# "29.127.65.230: [rank0]: ...", "worker0: ValueError: ..." (a name that ends in its number, no other host name)
+PDSH_PREFIX_RE = lazy_compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[a-z]+-?\d{1,4}): ")
+CONTINUATION_PREFIXES = (*PREFIX_RES[-6:], XLA_DIST_PREFIX_RE, PDSH_PREFIX_RE)
 QUOTE_PREFIX_RE = PREFIX_RES[-1]
 GLOG_PREFIX_RE = PREFIX_RES[1]
 # prefixes of a process's output that the process's own log prefixes may follow (and a quote, of any line)
-OUTER_PREFIXES = (RAY_PREFIX_RE, DOCKER_PREFIX_RE, QUOTE_PREFIX_RE, XLA_DIST_PREFIX_RE)
+OUTER_PREFIXES = (RAY_PREFIX_RE, DOCKER_PREFIX_RE, QUOTE_PREFIX_RE, XLA_DIST_PREFIX_RE, PDSH_PREFIX_RE)
 # others with nothing after: a value (a glog prefix alone is an empty line of a log record: torch's Python logs put the
 # prefix on every line of a record)
 EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, GLOG_PREFIX_RE, GROUP_COLUMN_RE,
                       QUOTE_PREFIX_RE, XLA_DIST_PREFIX_RE)  # (a quote's blank line: ">")
 # Each prefix with the characters it can begin with (None: any), so that most lines try only a few of the patterns
 # (xla_dist's before the timestamp's, which would take its time alone).
-PREFIX_TABLE = [(XLA_DIST_PREFIX_RE, "0123456789"),
+PREFIX_TABLE = [(XLA_DIST_PREFIX_RE, "0123456789"), (PDSH_PREFIX_RE, "0123456789abcdefghijklmnopqrstuvwxyz"),
                 *zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(DIWEC", "(", None, "E", " ", ">-"], strict=True)]
 # A tqdm progress bar that other output was written right after, with no line break between them (the bar redraws
 # its line with \r, and a crash prints where the bar ended): "Epoch 12/200:  29%|██▉   | 116/404 [01:31<03:42,  1.30it/s,
@@ -112,7 +115,8 @@ MARKER_RES = [
 # The 'message' group is where the explained text starts.
 OPENER_RES = [
     # (torch's C++ warnings, TORCH_WARN, name its C++ source: "..\aten\src\ATen\native\TensorFactories.cpp:361: UserWarning")
-    re.compile(r"^`?(?P<path>[^\s`].*?\.(?:py|cpp|cc|cu|h)):(?P<line>\d+): (?P<message>[A-Z]\w*Warning:.*)$"),
+    # (IPython < 8 names a cell's code "<ipython-input-97-37d0eadce605>")
+    re.compile(r"^`?(?P<path>[^\s`<].*?\.(?:py|cpp|cc|cu|h)|<ipython-input-\d+-[0-9a-f]+>):(?P<line>\d+): (?P<message>[A-Z]\w*Warning:.*)$"),
     re.compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*$"),
     # A DataLoader worker's re-raise pasted without its 'SomeError:' prefix; its Original Traceback follows.
     re.compile(r"^(?P<message>Caught [A-Z]\w* in DataLoader worker process \d+\.?)\s*$"),
@@ -168,6 +172,7 @@ EXCEPTION_RE = lazy_compile(
 # The error line under a traceback's frames, for a type EXCEPTION_RE does not know by its name: module-qualified
 # ("triton.runtime.errors.OutOfResources: out of resource: shared memory") or StopIteration.
 # (an extension's exception may be named in lower case: OpenCV's "cv2.error: ...", with its message)
+BARE_TYPE_RE = lazy_compile(r"[\w.]+(?:Error|Exception):\s*$")  # an error's type alone, its message on the next line
 TRACEBACK_END_RE = lazy_compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Z]\w*|StopIteration|(?:[A-Za-z_]\w*\.)+[a-z]\w*(?=: \S))"
                                 r"(?::\s?(?P<msg>.*))?$")
 # Parts of a message that torch prints after a blank line (dynamo's "from user code:" and its hints).
@@ -278,12 +283,15 @@ def comfyui_title(line: str) -> str:
 
 
 def comfyui_node(text: str) -> str:
-    """The ComfyUI node a pasted message names, or ""."""
+    """The ComfyUI node a pasted message names, or "" (a title on the first line, or before the message on one line)."""
     named = next((node for line in text.splitlines() if (node := node_named(line))), "")
     if named:
         return named
     title, _, rest = text.strip().partition("\n")
-    return comfyui_title(title) if rest.strip() else ""
+    if not rest.strip():  # the dialog's lines run together: its title, then the message's first word, capitalised
+        title, _, rest = title.partition(" ")
+        return comfyui_title(title) if rest[:1].isupper() and rest[1:2].islower() else ""
+    return comfyui_title(title)
 
 
 def introduces_inner(lines: list[str]) -> bool:

@@ -14,10 +14,10 @@ import itertools
 from collections import deque
 from typing import Iterable, Iterator
 
-from .loglines import (MAX_MESSAGE_CHARS, FoundError, Line, clean_line_record, exception_header, issued_at, json_error,
-                       uncoloured)
-from .logpatterns import (AFTER_BLANK_RE, CHAIN_RE, EMBEDDED_RE, FORWARD_TRACE_RE, HERE_MARK, INLINE_CODE_RE,
-                          LOGGED_OPENERS, ORIGINAL_TRACEBACK, PYTEST_CRASH_RE, PYTEST_PLACE_RE, REPRO_PART_RE,
+from .loglines import (MAX_MESSAGE_CHARS, FoundError, Line, clean_line_record, exception_header, interleaved_header,
+                       issued_at, json_error, uncoloured)
+from .logpatterns import (AFTER_BLANK_RE, BARE_TYPE_RE, CHAIN_RE, EMBEDDED_RE, FORWARD_TRACE_RE, HERE_MARK,
+                          INLINE_CODE_RE, LOGGED_OPENERS, ORIGINAL_TRACEBACK, PYTEST_CRASH_RE, PYTEST_PLACE_RE, REPRO_PART_RE,
                           SCRIPT_QUOTE_RE, TERMINATE_OPENER, TRACEBACK_END_RE, TRACEBACK_RE, VSCODE_OPENER,
                           WARNING_OPENER, WHAT_RE, WORKER_HEAD_RE, comfyui_title, introduces_inner, node_named,
                           pytest_section)
@@ -115,8 +115,11 @@ class _Stream(TracebackReader):
                 yield from self.feed(number, part, rank, new_record)
                 new_record = False
             return
-        if line.startswith((">>> ", ">> ")):  # (a markdown quote took one '>')
-            self.repl_statement = line.split(" ", 1)[1].strip()
+        if line.startswith((">>> ", ">> ")):  # (a markdown quote took one '>'); a prompt before an error line is not Python's
+            if exception_header(rest := line.split(" ", 1)[1]) is None:
+                self.repl_statement = rest.strip()
+            else:
+                line = rest
         elif node := node_named(line):
             self.node, self.titled = node, False
         elif number == 1 and (title := comfyui_title(line)):
@@ -280,18 +283,19 @@ class _Stream(TracebackReader):
             return False  # "... raised:" then its inner error, even when each line has a log prefix of its own
         if seen.marker is not None and self._header_only():
             return False  # the message the header announced ("ProcessRaisedException: ", then "-- Process 0 terminated")
-        if len(self.lines) == 1 and ", in " in line and self._traceback_below(line):
+        if len(self.lines) <= 2 and ", in " in line and self._traceback_below(line):
             return True
         if len(self.lines) >= MAX_MESSAGE_LINES or new_record or seen.marker or seen.opener:
             return True
         return seen.header is not None and not self.embedded_depth
 
     def _traceback_below(self, line: str) -> bool:
-        """A frame line right under a one-line error: its traceback, which the paste put after it (not the frames of a
-        worker's re-raise, nor TorchScript's quote of its source, which names no function)."""
-        frame = FRAME_RE.match(line)
-        return frame is not None and bool(frame.group("func")) and not self.embedded_depth and not self.vscode \
-            and not WORKER_HEAD_RE.search(self.lines[0]) and not self.lines[0].rstrip().endswith(":")
+        """A frame line right under a one-line error (or a type alone, "TraceError:", and its message's line): its traceback,
+        put after it (not a worker's re-raise's frames, nor TorchScript's quote of its source, which names no function)."""
+        frame, (first, *rest) = FRAME_RE.match(line), self.lines
+        one_line = BARE_TYPE_RE.match(first) and rest[0][:1] not in ("", " ", "\t") if rest else not first.rstrip().endswith(":")
+        return bool(one_line and frame is not None and frame.group("func") and not self.embedded_depth and not self.vscode
+                    and not WORKER_HEAD_RE.search(first))
 
     def _header_only(self) -> bool:
         """The open record is a header with no message yet (blank lines may follow it)."""
@@ -308,7 +312,7 @@ class _Stream(TracebackReader):
 
     def _open_message(self, number: int, seen: Line, ranks: list[int], was_open: bool) -> None:
         header, opener = seen.header, seen.opener
-        first = seen.stripped if header else opener.group("message").strip()
+        first = interleaved_header(header) or seen.stripped if header else opener.group("message").strip()
         if opener is not None and opener.groupdict().get("type"):
             first = f"{opener.group('type')}: {first}"  # a logger's "<class 'X'> at f.py:N - text"
         warning = (header.group("type") if header else first.split(":", 1)[0]).endswith("Warning")

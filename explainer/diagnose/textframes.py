@@ -100,6 +100,11 @@ def library_tail(frames: list[Frame], limit: int) -> list[Frame]:
     return tail[::-1]
 
 
+def user_frame(frames: list[Frame]) -> Frame | None:
+    """The innermost frame of the user's code a paste shows, or None."""
+    return next((frame for frame in reversed(frames) if frame.file and looks_like_user_path(frame.file)), None)
+
+
 def raising_frames(frames: list[Frame]) -> list[Frame]:
     """The frames down to the innermost one there is source for: the frames of code generated at run time under it
     (triton's "<string>" launcher, "<frozen importlib._bootstrap>"), with no line to show, are left out."""

@@ -118,7 +118,8 @@ class RuleBase:
 
 def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None, code: str | None = None) -> Match | None:
     """The rule's first pattern that matches text; for a rule with `code` patterns, only where one of them also
-    matches the raising frame's code line: code, where the caller knows it, else the line just above the match."""
+    matches the raising frame's code line (code, where the caller knows it, else the line just above the match), or
+    where the pattern is not one of the rule's code_gates."""
     for index, required in enumerate(rule.literals):
         if not text_may_match(required, text):
             continue  # cannot match: no need to compile or run the pattern
@@ -134,7 +135,8 @@ def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None, code: st
             if not rule.code_sources:
                 return Match(rule, _groups(found), index)
             signs = _code_signs(rule, pasted_code_line(text, found.start()) if code is None else code)
-            return None if signs is None else Match(rule, {**signs, **_groups(found)}, index)
+            if signs is not None or (rule.code_gates and index not in rule.code_gates):
+                return Match(rule, {**(signs or {}), **_groups(found)}, index)
     return None
 
 
@@ -165,19 +167,22 @@ def line_above(text: str, at: int) -> str:
 
 
 def _code_signs(rule: Rule, code: str) -> dict[str, Any] | None:
-    """The groups of the first of the rule's code patterns that the code line matches; None if none does."""
-    code = code.strip()
-    if not code:
+    """The groups of the first of the rule's code patterns that a code line matches (code: the raising frame's line,
+    then the user's outer line where the error was raised below it, in a library), each read on its own; None if none
+    does."""
+    lines = [line.strip() for line in code.splitlines() if line.strip()]
+    if not lines:
         return None
     import regex
 
     for source in rule.code_sources:
-        try:
-            found = regex.compile(source).search(code, timeout=MATCH_TIMEOUT_S)
-        except TimeoutError:
-            continue
-        if found is not None:
-            return _groups(found)
+        for line in lines:
+            try:
+                found = regex.compile(source).search(line, timeout=MATCH_TIMEOUT_S)
+            except TimeoutError:
+                break
+            if found is not None:
+                return _groups(found)
     return None
 
 
@@ -338,16 +343,19 @@ def load_pack(pack: Pack, known_probes, cached: bool = False) -> tuple[list[Rule
 
 
 def build_rulebase(folders: list[tuple[str, Path]], known_probes, *, packs: list[Pack] = (),
-                   pack_problems: list[RuleError] = (), cached: bool = False) -> RuleBase:
+                   pack_problems: list[RuleError] = (), cached: bool = False,
+                   cached_folders: bool | None = None) -> RuleBase:
     """Team packs, then (pack name, folder) pairs, in order; duplicate ids are problems naming both files.
 
-    pack_problems are discovery problems of the team packs (see discover_packs).
+    pack_problems are discovery problems of the team packs (see discover_packs); cached_folders: whether the folders
+    (not the packs) are read from the cache, as cached says unless given.
     """
     rules: list[Rule] = []
     problems: list[RuleError] = []
     team_problems: list[RuleError] = list(pack_problems)
     seen: dict[str, Rule] = {}
-    builtin = [(load_folder(folder, pack=name, known_probes=known_probes, cached=cached), problems)
+    from_cache = cached if cached_folders is None else cached_folders
+    builtin = [(load_folder(folder, pack=name, known_probes=known_probes, cached=from_cache), problems)
                for name, folder in folders]
     # Any prefix a built-in id uses is reserved, beyond the categories read_pack already refuses.
     taken = {rule.id.split(".")[0]: rule for (loaded, _), _ in builtin for rule in loaded}

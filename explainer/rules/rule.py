@@ -22,6 +22,7 @@ FRONT_MATTER_RE = lazy_compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
 KNOWN_FIELDS = {
     "id", "kind", "category", "title", "priority", "patterns", "summary", "fixes", "probes",
     "examples", "counter_examples", "fixture", "related", "tags", "facts", "context", "joins", "code",
+    "code_gates",
 }
 # "error" rules match exception messages; "signal" rules are raised by the training monitor and
 # curve analysis from measured facts, so they have no patterns.
@@ -74,6 +75,9 @@ class Rule:
     context_sources: list[str] = field(default_factory=list)
     # patterns one of which the raising frame's code line must match for the rule to answer (`B, H, Q, KV = mask.shape`)
     code_sources: list[str] = field(default_factory=list)
+    # the (zero-based) patterns the code signs gate; empty: every pattern. An ungated pattern answers without a sign
+    # (the signs' groups are then facts where the code line has one)
+    code_gates: list[int] = field(default_factory=list)
     # rule ids (globs) of the errors this record is part of when printed next to one (anomaly mode's warning)
     joins: list[str] = field(default_factory=list)
     _compiled: list[Any] | None = field(default=None, repr=False, compare=False)
@@ -297,8 +301,9 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     context_groups = _compile_patterns(context, fail, "context")[1]
     code = _string_list(data.get("code"), "code", fail)
     code_groups = _compile_patterns(code, fail, "code")[1]  # known whenever the rule answers, as the patterns' are
-    groups_known = groups | code_groups
-    provided = set(COMMON_FACTS) | groups_known | context_groups | set(declared_facts) | _probe_facts(probes, known_probes, fail)
+    code_gates = _code_gates(data.get("code_gates"), len(raw_patterns), bool(code), fail)
+    groups_known = groups | (set() if code_gates else code_groups)  # (with gates, only where a sign was found)
+    provided = set(COMMON_FACTS) | groups_known | code_groups | context_groups | set(declared_facts) | _probe_facts(probes, known_probes, fail)
     summary = _string_list(data.get("summary"), "summary", fail, required=True)
     fixes = _fix_list(data.get("fixes"), fail)
     _check_templates(summary, fixes, provided, groups_known if patterns_ok and not is_signal else None, fail, cache,
@@ -324,8 +329,20 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
         fixes=fixes, probes=probes, examples=examples, counter_examples=counter_examples,
         body=body, file=file, priority=priority, fixture=fixture, related=related, tags=tags,
         pack=pack, line=lines.get("id", 2), kind=kind, facts=declared_facts, literals=cached_literals or [],
-        context_sources=context, code_sources=code, joins=joins,
+        context_sources=context, code_sources=code, code_gates=code_gates, joins=joins,
     )
+
+
+def _code_gates(value: Any, patterns: int, has_code: bool, fail) -> list[int]:
+    """The indexes of the patterns the rule's code signs gate (code_gates: [0, 2]); [] for all of them."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not value or not all(type(v) is int and 0 <= v < patterns for v in value):
+        fail("code_gates", f"code_gates must be a non-empty list of pattern indexes (0 to {patterns - 1})")
+        return []
+    if not has_code:
+        fail("code_gates", "code_gates names the patterns the rule's `code` signs gate: the rule has no `code`")
+    return sorted(set(value))
 
 
 def _check_header(data: dict, fail) -> tuple[Any, str, Any, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import math
 import re
+import shutil
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -18,6 +19,7 @@ from explainer.probes import load_builtin_probes
 from explainer.diagnose.render import render_text
 from explainer.rules.base import RuleBase, default_rulebase
 from explainer.rules.rule import builtin_rules_dir, load_rule_file
+from explainer.site import build
 from explainer.site.build import build_site, stale_files
 from explainer.site.pages import fence, md_text, nav_title
 
@@ -85,6 +87,18 @@ def built_site(tmp_path_factory) -> tuple:
             rulebase = team_rulebase(root / "acme")
             _BUILT["site"] = build_site(root / "html", work=root / "work", rulebase=rulebase), rulebase
     return _BUILT["site"]
+
+
+def reuse_figures(monkeypatch, site) -> None:
+    """Builds after the shared one copy its figures (the small models are trained and plotted once per test run;
+    test_the_loss_curve_figures_come_from_real_runs_in_each_regime checks them)."""
+    result, _ = site
+
+    def copy(docs: Path) -> dict:
+        shutil.copytree(result.docs / build.FIGURES_DIR, docs / build.FIGURES_DIR, dirs_exist_ok=True)
+        return result.curves
+
+    monkeypatch.setattr(build, "write_figures", copy)
 
 
 @pytest.fixture(scope="module")
@@ -264,6 +278,7 @@ def test_the_gradient_nan_and_overfit_signal_pages_show_a_real_run_with_its_verd
 def test_check_mode_tells_whether_the_generated_pages_are_current(site):
     result, rulebase = site
     with pytest.MonkeyPatch.context() as env:
+        reuse_figures(env, site)
         env.setenv("EXPLAINER_RUNBOOK_URL", BASE)
         work = result.config.parent
         assert stale_files(work, result.out, rulebase=rulebase) == []
@@ -334,10 +349,11 @@ def test_every_rule_fix_shows_before_and_after_code(path):
     assert len(blocks) >= 2 or ("Before" in fix and "After" in fix), f"{path}: ## Fix needs before/after code"
 
 
-def test_a_default_build_shows_the_example_team_pack(tmp_path):
+def test_a_default_build_shows_the_example_team_pack(tmp_path, site, monkeypatch):
     """With no rule base given, the site shows the example pack in fixtures/team_pack beside the built-ins."""
     from explainer.site.build import generate
 
+    reuse_figures(monkeypatch, site)
     result = generate(tmp_path / "work", tmp_path / "html")
     for rule_id in ("acme.cluster.nccl_ifname", "acme.loader.shard_corrupt", "acme.loader.shard_timeout"):
         assert (result.docs / "rules" / f"{rule_id}.md").is_file(), f"{rule_id} has no page in a default build"

@@ -15,13 +15,14 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from explainer._config import local_site_dir, runbook_url
-from explainer.rules.base import default_rulebase
+from explainer.rules.base import RuleBase, default_rulebase
+from explainer.site import build
 from explainer.site.build import build_local_site
 from explainer.site.pages import clean, message_line
 from explainer.site.search import search_separator
 
 from conftest import ROOT
-from test_site import built_site
+from test_site import built_site, reuse_figures
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -237,9 +238,14 @@ def test_the_loss_curve_figures_load(served_site, browser_page):
     page.screenshot(path=str(ARTIFACTS / "site-loss-curves.png"), full_page=False)
 
 
-def test_the_default_link_opens_the_local_site_from_the_file_system(tmp_path, monkeypatch, browser_page):
-    """No server: the file:// URL a diagnosis prints opens the rule's page, and its links open pages too."""
+def test_the_default_link_opens_the_local_site_from_the_file_system(tmp_path, tmp_path_factory, monkeypatch,
+                                                                  browser_page):
+    """No server: the file:// URL a diagnosis prints opens the rule's page, and its links open pages too. Built from
+    the shape rules only (the whole rule base's pages are test_site's build; this one is about the local mode)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    shape_rules = RuleBase([rule for rule in default_rulebase().rules if rule.category == "shape"])
+    monkeypatch.setattr(build, "site_rulebase", lambda: shape_rules)
+    reuse_figures(monkeypatch, built_site(tmp_path_factory))
     assert build_local_site() == local_site_dir()
     url = runbook_url("shape.matmul")
     assert url.startswith("file://")
