@@ -44,6 +44,8 @@ DECIMAL_RE = re.compile(r"\d+\.\d+")
 GLUED_RE = re.compile(r"([A-Za-z]+)(\d+)")
 # a frame's place as Python prints it ('model.py", line 75') or IPython 8 names a notebook cell ('Cell In[14], line 1')
 FRAME_SPELLING_RE = re.compile(r'(?:(?P<file>[^\s"]+)"|(?P<cell>Cell In\s*\[\d+\])),? line (?P<line>\d+)')
+# a frame's line as a paste cut it, with no file before it ('line 46'): any place the diagnosis states on that line
+BARE_LINE_RE = re.compile(r"line (?P<line>\d+)")
 
 
 @dataclass
@@ -107,9 +109,13 @@ def value_named(value: str, said: str) -> bool:
     """A size is named when its numbers appear in order (`3 x 3` is `(3, 3)`); a lone decimal when a stated
     number rounds to it (`372.5` for `372.53`); a word glued to its number as either (`rank5`, `rank 5`);
     a frame's place as either spelling (`model.py", line 75` is `model.py:75`, `Cell In[14], line 1` is
-    `Cell In[14]:1`); other values as text, a number at either end of it whole."""
+    `Cell In[14]:1`), a bare `line 46` as a stated place on that line (`model.py:46 in`); other values as text, a
+    number at either end of it whole."""
     frame = FRAME_SPELLING_RE.fullmatch(value.strip())
     if frame and value_named(f"{frame['file'] or frame['cell']}:{frame['line']}", said):
+        return True
+    bare = BARE_LINE_RE.fullmatch(value.strip())
+    if bare and re.search(rf":{bare['line']} in ", said):
         return True
     glued = GLUED_RE.fullmatch(value.strip())
     if glued and value_named(f"{glued.group(1)} {glued.group(2)}", said):

@@ -167,6 +167,7 @@ def _placed(diagnosis: Diagnosis, head: str, text: str, dangling: list[Frame], f
     same = next((d for d in relaxed if d.rule), None)
     if same is not None and same.rule == diagnosis.rule and (same.location or "raised_in" in same.facts):
         _lend_paste_facts([same], text)
+        _placed_at_error(same, found)
         return same
     if len(found) == 1 and found[0].frames and not found[0].warning:
         diagnosis.location = found[0].location()
@@ -175,6 +176,20 @@ def _placed(diagnosis: Diagnosis, head: str, text: str, dangling: list[Frame], f
         diagnosis.location = frames_location(dangling)
         note_raising_frame(diagnosis, FoundError(text, dangling))
     return diagnosis
+
+
+def _placed_at_error(diagnosis: Diagnosis, found: list[FoundError]) -> None:
+    """A warning's rule that explains a paste read whole, where the one error printed after the warning (with its
+    traceback) is explained by no rule on its own: the failure happened where that error was raised; the warning's
+    place is where it was logged from (bitsandbytes' cextension.py:34 over transformers' from_pretrained)."""
+    line = diagnosis.facts.get("input_line")
+    errors = [record for record in found if not record.warning and record.frames]
+    if diagnosis.location is None or len(errors) != 1 or line is None or errors[0].line < line \
+            or not any(record.warning and record.line == line for record in found):
+        return
+    diagnosis.facts.setdefault("logged_from", diagnosis.location.to_dict())
+    diagnosis.location = errors[0].location()
+    note_raising_frame(diagnosis, errors[0])
 
 
 def _lend_paste_facts(diagnoses: list[Diagnosis], text: str) -> None:

@@ -4,7 +4,8 @@ that called the user's function, and the values loguru printed in the raising fr
 from __future__ import annotations
 
 from explainer._diagnosis import Diagnosis
-from explainer.diagnose.logscan import FoundError, split_embedded
+from explainer.diagnose.logblocks import split_embedded
+from explainer.diagnose.logscan import FoundError
 from explainer.diagnose.textframes import (PASS_ON_FUNCS, Frame, looks_like_library_path, looks_like_user_path,
                                            package_entry, raising_frames)
 
@@ -33,7 +34,8 @@ def note_raising_frame(diagnosis: Diagnosis, found) -> None:
     via = next((f for f in reversed(frames) if looks_like_library_path(f.file)), None)
     if via is not None and (via.file, via.line) not in shown and via.code:
         diagnosis.facts["called_via"] = frame_fact(via)
-    elif (entry := package_entry(frames)) is not None and (entry.file, entry.line) not in shown:
+    elif (entry := package_entry([f for f in frames if f.code or f.file != "<stdin>"])) is not None \
+            and (entry.file, entry.line) not in shown:  # (a "<stdin>" frame with no code shows no line of the user's)
         diagnosis.facts["entered_via"] = frame_fact(entry)  # none of the user's frames shown: the API entered
     elif raised_at_location and (caller := _caller(frames)) is not None and caller.code and caller.file \
             and (caller.file, caller.line) not in shown and not looks_like_user_path(caller.file):

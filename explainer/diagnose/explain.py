@@ -135,7 +135,7 @@ def _split_embedded(text: str) -> tuple[str, FoundError] | None:
     # worker's traceback in the message, "TypeError: Traceback (most recent call last):")
     if "Original Traceback" not in text and not text.split("\n", 1)[0].endswith(": Traceback (most recent call last):"):
         return None
-    from .logscan import split_embedded
+    from .logblocks import split_embedded
 
     return split_embedded(text)
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from .loglines import MAX_MESSAGE_CHARS, clean_line_record
-from .logpatterns import TRACEBACK_RE, TRIGGER_RE
-from .logscan import FoundError, Scanner
+from .logpatterns import EMBEDDED_RE, TRACEBACK_RE, TRIGGER_RE
+from .logscan import FoundError, Scanner, scan
 from .textframes import frame_match
 
 MAX_PENDING_CHARS = 1 << 20
@@ -137,3 +137,14 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
         yield found
     if lone is not None:
         yield from lone.records()
+
+
+def split_embedded(text: str) -> tuple[str, FoundError] | None:
+    """A DataLoader worker's re-raise: (the wrapper's first line, the original error inside it)."""
+    found = EMBEDDED_RE.match(text)
+    if not found:
+        return None
+    inner = list(scan(["Traceback (most recent call last):", *found.group("rest").splitlines()]))
+    if not inner:
+        return None
+    return (found.group("type") or found.group("head")).strip(), inner[-1]

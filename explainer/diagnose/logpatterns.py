@@ -21,7 +21,8 @@ RANK_RE = lazy_compile(r"^\s*\[(?:rank|default)(?P<rank>\d+)\]:\s?")
 PREFIX_RES = [
     # 2024-05-01 10:00:00,123 - trainer - ERROR - ...   /  [2024-05-01 10:00:00] ERROR: ...
     # (and the component after the level: "2022-08-11 16:58:36.000 [INFO] [Driver] ...")
-    lazy_compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
+    # (a YARN container's log, as Philly/AML collected it: "2020-08-11T12:37:40.000Z /container_e2240_15838_01_000010: ")
+    lazy_compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?(?: /container_\w+:)?"
                r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*)?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)\]?)\s*[-|:]?"
                r"(?:\s*\[(?!rank\d)[A-Za-z][\w.-]*\](?= |$))?)?\s*"),
     # glog: E0501 10:00:00.123456 1234 file.cpp:12] ...; torch's Python logs in the same layout, with dynamo's compile
@@ -117,7 +118,10 @@ OPENER_RES = [
     # (torch's C++ warnings, TORCH_WARN, name its C++ source: "..\aten\src\ATen\native\TensorFactories.cpp:361: UserWarning")
     # (IPython < 8 names a cell's code "<ipython-input-97-37d0eadce605>")
     re.compile(r"^`?(?P<path>[^\s`<].*?\.(?:py|cpp|cc|cu|h)|<ipython-input-\d+-[0-9a-f]+>):(?P<line>\d+): (?P<message>[A-Z]\w*Warning:.*)$"),
-    re.compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\s*$"),
+    # (with debugpy's note where it stopped elsewhere: "       (note: full exception trace is shown but execution is
+    # paused at: _run_module_as_main)")
+    re.compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))"
+               r"(?:\s+\(note: full exception trace is shown but execution is paused at: [^()]*\))?\s*$"),
     # A DataLoader worker's re-raise pasted without its 'SomeError:' prefix; its Original Traceback follows.
     re.compile(r"^(?P<message>Caught [A-Z]\w* in DataLoader worker process \d+\.?)\s*$"),
     # A C++ exception nothing caught: std::terminate names its type; its what() follows on the next line.
@@ -193,7 +197,9 @@ AFTER_BLANK_RE = lazy_compile(r"(from user code:|While executing |Original trace
                             r"## Exception summary|<class '[\w.]+'>: |"
                             # uv's explanation of a failed build ("hint: This error likely indicates that X depends
                             # on torch"); cuBLAS's call, when a paste broke the line before its arguments
-                            r"hint: |\(\s*handle,)")
+                            r"hint: |\(\s*handle,|"
+                            # torch >= 2.6's weights-only unpickler: "WeightsUnpickler error: ", a blank line, its reason
+                            r"Unsupported operand \d+\s*$)")
 REPRO_PART_RE = lazy_compile(r"(import torch|ConvolutionParams|input: TensorDescriptor|output: TensorDescriptor|weight: FilterDescriptor)")
 # A file name that GitHub's markdown turned into a link, copied back as markdown: "[a.so](http://a.so/)".
 # Colab links a notebook frame's cell: "[<ipython-input-3-d2a3>](https://localhost:8080/#) in <cell line: 1>()",

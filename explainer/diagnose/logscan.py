@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 
 from .loglines import (MAX_MESSAGE_CHARS, FoundError, Line, clean_line_record, exception_header, interleaved_header,
                        issued_at, json_error, uncoloured)
-from .logpatterns import (AFTER_BLANK_RE, BARE_TYPE_RE, CHAIN_RE, EMBEDDED_RE, FORWARD_TRACE_RE, HERE_MARK,
+from .logpatterns import (AFTER_BLANK_RE, BARE_TYPE_RE, CHAIN_RE, FORWARD_TRACE_RE, HERE_MARK,
                           INLINE_CODE_RE, LOGGED_OPENERS, ORIGINAL_TRACEBACK, PYTEST_CRASH_RE, PYTEST_PLACE_RE, REPRO_PART_RE,
                           SCRIPT_QUOTE_RE, TERMINATE_OPENER, TRACEBACK_END_RE, TRACEBACK_RE, VSCODE_OPENER,
                           WARNING_OPENER, WHAT_RE, WORKER_HEAD_RE, comfyui_title, introduces_inner, node_named,
@@ -147,6 +147,8 @@ class _Stream(TracebackReader):
             # the type IPython's header named: queue's "Empty: ")
             seen.header = TRACEBACK_END_RE.match(line) or self._named_end(line)
         was_open = self.current is not None
+        # the record still open with no blank line after it: an error line right under it is the next of its chain
+        adjacent = was_open and not self.blank_lines and not self.current.warning and bool(self.current.frames)
         if was_open:
             if self.forward_trace and self._forward_frame(seen):
                 return
@@ -178,6 +180,9 @@ class _Stream(TracebackReader):
         ranks = [rank] if rank is not None else []
         if seen.header or seen.opener:
             self._open_message(number, seen, ranks, was_open)
+            if adjacent and seen.header and not self.current.frames and not self.current.warning:
+                # (a paste that lost Python's "During handling of the above exception" line and the frames under it)
+                self.current.frames = list(self.last_done.frames)
         elif seen.marker is not None:
             # complete in one line, but for the place torch's C++ raised it, which may follow: held for one line
             self.current = seen.marker_record(number, ranks, self.before(), self.logged_at)
@@ -304,8 +309,8 @@ class _Stream(TracebackReader):
     def _extend_message(self, seen: Line) -> None:
         if self._worker_frames(seen):
             pass
-        elif seen.stripped.startswith("Original Traceback (most recent call last)"):
-            self.embedded_depth = 1
+        elif seen.stripped.startswith(("Original Traceback (most recent call last)", "Traceback of TorchScript")):
+            self.embedded_depth = 1  # (TorchScript's interpreter: its frames, then the error it raised)
         elif self.embedded_depth and seen.header:
             self.embedded_depth = 0
         self.lines.append(seen.line)
@@ -487,14 +492,3 @@ def scan(lines: Iterable[str]) -> Iterator[FoundError]:
     for number, raw in enumerate(lines, start=1):
         yield from scanner.feed(number, raw)
     yield from scanner.finish()
-
-
-def split_embedded(text: str) -> tuple[str, FoundError] | None:
-    """A DataLoader worker's re-raise: (the wrapper's first line, the original error inside it)."""
-    found = EMBEDDED_RE.match(text)
-    if not found:
-        return None
-    inner = list(scan(["Traceback (most recent call last):", *found.group("rest").splitlines()]))
-    if not inner:
-        return None
-    return (found.group("type") or found.group("head")).strip(), inner[-1]

@@ -87,7 +87,10 @@ def script_source(text: str) -> dict[str, Any] | None:
     if "<--- HERE" not in text:
         return None
     lines = text.splitlines()
-    here = next(i for i, line in enumerate(lines) if "<--- HERE" in line)
+    marked = [i for i, line in enumerate(lines) if "<--- HERE" in line]
+    # the interpreter's frames are printed most recent call last: the innermost is the last marked (a compilation
+    # error's first mark is its own, the marks under it the callers')
+    here = marked[-1] if "Traceback of TorchScript" in text else marked[0]
     for top in range(here - 1, max(here - MAX_SCRIPT_QUOTE, 0) - 1, -1):
         if (where := SCRIPT_WHERE_RE.match(lines[top])) is not None:
             break

@@ -149,7 +149,7 @@ def compile_problem(source: str) -> str | None:
     writes the template's name, here its source, into the code it generates); None when it compiles."""
     if _plain_fields(source) is not None:
         return None
-    from jinja2 import TemplateError
+    from jinja2 import TemplateError, nodes
 
     try:
         _compile(source)
@@ -158,6 +158,12 @@ def compile_problem(source: str) -> str | None:
     except SyntaxError as exc:
         hint = " (give each inline `x if cond` an else: `x if cond else ''`)" if " if " in source else ""
         return f"jinja2 cannot compile it: {exc.msg}{hint}"
+    # jinja2 leaves an unknown filter or test under a condition to fail when it renders
+    environment = _environment()
+    for node in environment.parse(source).find_all((nodes.Filter, nodes.Test)):
+        kind, known = ("filter", environment.filters) if isinstance(node, nodes.Filter) else ("test", environment.tests)
+        if node.name not in known:
+            return f"no {kind} named {node.name!r}"
     return None
 
 
@@ -176,12 +182,11 @@ def render(source: str, facts: dict[str, Any]) -> str | None:
             return subset.render(facts).strip()
         except RENDER_ERRORS:
             return None
-    from jinja2 import UndefinedError
-    from jinja2.sandbox import SecurityError
+    from jinja2 import TemplateError
 
     try:
         return _compile(source).render(facts).strip()
-    except (UndefinedError, SecurityError, TypeError, ValueError, ArithmeticError):
+    except (TemplateError, TypeError, ValueError, ArithmeticError):  # (undefined, sandboxed, unknown filter ...)
         return None
 
 

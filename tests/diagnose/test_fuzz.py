@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from explainer.cli.explain import explain_stream
 from explainer._errors import RuleError
 from explainer.diagnose.explain import explain_text
-from explainer.diagnose.logblocks import scan_blocks
-from explainer.diagnose.logscan import scan, split_embedded
+from explainer.diagnose.logblocks import scan_blocks, split_embedded
+from explainer.diagnose.logscan import scan
 from explainer.probes import load_builtin_probes
 from explainer.rules.rule import load_rule_file
 

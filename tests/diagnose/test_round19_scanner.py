@@ -14,7 +14,7 @@ from explainer.diagnose.loglines import clean_line_record
 from explainer.diagnose.render import render_text
 from explainer.diagnose.sourceplaces import logged_source
 from explainer.rules.base import reset_default_rulebase
-from explainer.rules.templates import compile_problem
+from explainer.rules.templates import compile_problem, render
 
 # --- where: the frames around the location ------------------------------------------------------------------------
 
@@ -155,3 +155,11 @@ def test_rules_check_reports_a_template_jinja2_cannot_compile(tmp_path, monkeypa
     out = capsys.readouterr()
     assert status == 1
     assert "rule acme.items: template does not compile: jinja2 cannot compile it" in out.out + out.err
+
+
+def test_an_unknown_filter_or_test_under_a_condition_is_a_problem_and_never_raises_when_rendered():
+    # jinja2 compiles these and fails only when the condition holds (a round-21 summary used `regex_replace`)
+    guarded = "{% if x is defined %}{{ x | regex_replace('a', 'b') }}{% endif %}"
+    assert compile_problem(guarded) == "no filter named 'regex_replace'"
+    assert compile_problem("{% if x is even_length %}{{ x }}{% endif %}") == "no test named 'even_length'"
+    assert render(guarded, {"x": "a"}) is None  # a team rule that slipped past `rules check` gives no summary, no crash
