@@ -45,7 +45,7 @@ def _shut_down_loader_workers() -> None:
     from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
 
     for obj in gc.get_objects():
-        if isinstance(obj, _MultiProcessingDataLoaderIter):
+        if issubclass(type(obj), _MultiProcessingDataLoaderIter):  # (isinstance would raise on a dead weakref proxy)
             obj._shutdown_workers()
 
 

@@ -65,7 +65,7 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool, str, str]:
         line = line[bar.end():]  # what was printed where a progress bar ended
     found = RANK_RE.match(line)
     if found:
-        rank = int(found.group("rank"))
+        rank = int(found.group("rank") or found.group("mpi_rank"))
         line = line[found.end():]
     found = _log_prefix(line)
     if found is not None:

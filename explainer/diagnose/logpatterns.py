@@ -17,7 +17,9 @@ ANSI_RE = lazy_compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[()][A-Za-z0-9])")
 # that begins with one.
 ANSI_RESIDUE_RE = lazy_compile(r"\[(?:\d{1,3};)*\d{1,3}m")
 ANSI_RESIDUE_LEAD_RE = lazy_compile(r"^(?:\[(?:\d{1,3};)*\d{1,3}m)+")
-RANK_RE = lazy_compile(r"^\s*\[(?:rank|default)(?P<rank>\d+)\]:\s?")
+# torchrun's "[rank3]: ", and mpirun's --tag-output (horovodrun, Open MPI) "[1,3]<stderr>:" (the job, then the rank; the
+# line's own indent right after it)
+RANK_RE = lazy_compile(r"^\s*\[(?:(?:rank|default)(?P<rank>\d+)\]:\s?|\d+,(?P<mpi_rank>\d+)\]<std(?:out|err)>:)")
 PREFIX_RES = [
     # 2024-05-01 10:00:00,123 - trainer - ERROR - ...   /  [2024-05-01 10:00:00] ERROR: ...
     # (and the component after the level: "2022-08-11 16:58:36.000 [INFO] [Driver] ...")

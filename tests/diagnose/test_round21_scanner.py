@@ -149,3 +149,14 @@ def test_a_pattern_that_fails_its_code_sign_lets_the_next_pattern_answer(signed_
     # with every pattern gated, a failed sign ends the rule
     gated = dataclasses.replace(signed_rule, code_gates=[])
     assert match_rule(gated, text, code="a, b = get_pair()") is None
+
+
+# --- mpirun's --tag-output prefix -----------------------------------------------------------------------------------
+
+def test_mpiruns_tag_output_prefix_is_read_as_the_rank_that_printed_the_line():
+    line, rank, *_ = clean_line_record('[1,3]<stderr>:  File "train.py", line 194, in <module>')
+    assert (line, rank) == ('  File "train.py", line 194, in <module>', 3)
+    assert clean_line_record("[1,3]: a list printed at the start of a line")[1] is None  # no <stdout>/<stderr> tag
+    diagnosis = _answer(CORPUS["r21_b.yaml#35"].message)  # horovodrun's traceback, every line tagged [1,1]<stderr>:
+    assert diagnosis.rule == "other.extension_not_compiled_gpu" and diagnosis.facts["ranks"] == [1]
+    assert (diagnosis.location.file.rsplit("/", 1)[-1], diagnosis.location.line) == ("distributed_run_manager.py", 183)
