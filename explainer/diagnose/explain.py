@@ -93,7 +93,8 @@ def _match_with_raising_frames(rulebase: RuleBase, text: str, records: list[Fram
     The frames win only for a more specific rule (a higher priority): that is how the default collate_fn's
     failure beats the generic torch.stack rule in a live process, as it does in a pasted traceback.
     """
-    code = _code_lines(records)  # the raising frame's line and the user's, for rules that require a sign in them
+    # the raising frame's line and the user's, for rules that require a sign in them
+    code = _code_lines(records[-1] if records else None, innermost_user_frame(records))
     plain = rulebase.match(text, code=code)
     frames = _raising_frames_text(records)
     return (rulebase.match_above(frames + text, plain, code) if frames else None) or plain
@@ -113,21 +114,15 @@ def _code_context(found: Match, records: list[FrameRecord]) -> dict[str, Any] | 
     """Live, what the rule's context patterns find in the code lines of the raising frame and the user's failing one."""
     if not found.rule.context_sources or not records:
         return None
-    return {k: v for k, v in context_facts(found.rule, _code_lines(records)).items() if k not in found.groups} or None
+    code = _code_lines(records[-1], innermost_user_frame(records))
+    return {k: v for k, v in context_facts(found.rule, code).items() if k not in found.groups} or None
 
 
-def _code_lines(records: list[FrameRecord] | list[Frame], user: Frame | None = None) -> str:
+def _code_lines(raising: FrameRecord | Frame | None, user: FrameRecord | Frame | None) -> str:
     """The code line of the raising frame, then the user's failing line where a library raised below it (`model(x)`
-    over torch's own frames): the lines a rule's code signs and context patterns read."""
-    if not records:
-        return ""
-    last = records[-1]
-    if isinstance(last, Frame):
-        lines = (last.code, user.code if user is not None else "")
-    else:
-        outer = innermost_user_frame(records)
-        lines = (last.code, outer.code if outer is not None else "")
-    return "\n".join(dict.fromkeys(line.strip() for line in lines if line and line.strip()))
+    over torch's own frames): the lines a rule's code signs and context patterns read, live or pasted."""
+    lines = (frame.code for frame in (raising, user) if frame is not None and frame.code and frame.code.strip())
+    return "\n".join(dict.fromkeys(line.strip() for line in lines))
 
 
 def _split_embedded(text: str) -> tuple[str, FoundError] | None:
@@ -186,7 +181,7 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
         if diagnosis is not None:
             return diagnosis
     # the raising frame's code line and the user's outer one (None: the line above the error in text)
-    code = _code_lines(raising_frames(list(frames)), user_frame(frames)) if frames else None
+    code = _code_lines(raising_frames(list(frames))[-1], user_frame(frames)) if frames else None
     found = rulebase.match(text, code=code)
     if found is None and (statement := _import_statement_above(text, frames, before)):
         found = rulebase.match(f"{statement}\n{text}", code=code)
