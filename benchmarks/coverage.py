@@ -44,8 +44,15 @@ DECIMAL_RE = re.compile(r"\d+\.\d+")
 GLUED_RE = re.compile(r"([A-Za-z]+)(\d+)")
 # a frame's place as Python prints it ('model.py", line 75') or IPython 8 names a notebook cell ('Cell In[14], line 1')
 FRAME_SPELLING_RE = re.compile(r'(?:(?P<file>[^\s"]+)"|(?P<cell>Cell In\s*\[\d+\])),? line (?P<line>\d+)')
+# a frame as pdb prints it ('adjoint.py(31)'): the same place as 'adjoint.py:31'
+PDB_SPELLING_RE = re.compile(r"(?P<file>[^\s()]+\.py)\((?P<line>\d+)\)")
+# a frame as IPython < 8 prints it, with no line on its header ('core.py in transpose'): any line of that function
+IPYTHON_SPELLING_RE = re.compile(r"(?P<file>[^\s]+\.py) in (?P<func>[\w<>.]+)(?:\(\))?")
 # a frame's line as a paste cut it, with no file before it ('line 46'): any place the diagnosis states on that line
-BARE_LINE_RE = re.compile(r"line (?P<line>\d+)")
+# a source file's place printed with its build's prefix ('/pytorch/aten/src/ATen/native/cuda/CuFFTUtils.h:70'): the
+# same file and line as the source tree's path a diagnosis names ('aten/src/ATen/native/cuda/CuFFTUtils.h:70')
+PATH_LINE_RE = re.compile(r"(?P<path>/?(?:[^\s/:]+/){2,}[^\s/:]+):(?P<line>\d+)")
+BARE_LINE_RE = re.compile(r"line (?P<line>\d+)(?:, in (?P<func>[\w<>.]+))?")
 
 
 @dataclass
@@ -109,13 +116,21 @@ def value_named(value: str, said: str) -> bool:
     """A size is named when its numbers appear in order (`3 x 3` is `(3, 3)`); a lone decimal when a stated
     number rounds to it (`372.5` for `372.53`); a word glued to its number as either (`rank5`, `rank 5`);
     a frame's place as either spelling (`model.py", line 75` is `model.py:75`, `Cell In[14], line 1` is
-    `Cell In[14]:1`), a bare `line 46` as a stated place on that line (`model.py:46 in`); other values as text, a
-    number at either end of it whole."""
-    frame = FRAME_SPELLING_RE.fullmatch(value.strip())
-    if frame and value_named(f"{frame['file'] or frame['cell']}:{frame['line']}", said):
+    `Cell In[14]:1`, pdb's `adjoint.py(31)` is `adjoint.py:31`, IPython's `core.py in transpose` is `core.py:134 in
+    transpose`), a bare `line 46` (or `line 46, in forward`) as a stated place on that line (`model.py:46 in
+    forward`); a source path with its line by its last three parts (a build's prefix dropped); other values as
+    text, a number at either end of it whole."""
+    frame = FRAME_SPELLING_RE.fullmatch(value.strip()) or PDB_SPELLING_RE.fullmatch(value.strip())
+    if frame and value_named(f"{frame.groupdict().get('file') or frame['cell']}:{frame['line']}", said):
+        return True
+    ipython = IPYTHON_SPELLING_RE.fullmatch(value.strip())
+    if ipython and re.search(rf"(?<![\w.]){re.escape(ipython['file'])}:\d+ in {re.escape(ipython['func'])}\b", said):
         return True
     bare = BARE_LINE_RE.fullmatch(value.strip())
-    if bare and re.search(rf":{bare['line']} in ", said):
+    if bare and re.search(rf":{bare['line']} in " + (re.escape(bare["func"]) + r"\b" if bare["func"] else ""), said):
+        return True
+    path = PATH_LINE_RE.fullmatch(value.strip())
+    if path and re.search(rf"(?<![\w.-]){re.escape('/'.join(path['path'].split('/')[-3:]))}:{path['line']}(?!\d)", said):
         return True
     glued = GLUED_RE.fullmatch(value.strip())
     if glued and value_named(f"{glued.group(1)} {glued.group(2)}", said):

@@ -66,28 +66,32 @@ def side_by_side(a: list[str], b: list[str], repeat: int, env_a=None, env_b=None
     return {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in runs.items()}
 
 
+# What `python -m explainer script.py` does at the crash, stage by stage: the hook (imported at start-up, its cost
+# in the import row) works with the collector paused and the user's folders kept out of its imports.
 CRASH_COST = """
 import io, runpy, sys, time
 import torch
+from explainer.hook.install import paused_gc, installed_libraries_only
 try:
     runpy.run_path(sys.argv[1], run_name="__main__")
 except Exception as exc:
     error = exc
 clock = time.process_time
-marks = [clock()]
-from explainer.diagnose import explain as _explain
-from explainer.diagnose import render as _render
-from explainer._gc import paused_gc
-marks.append(clock())                                    # import
-rulebase = _explain.default_rulebase()
-marks.append(clock())                                    # load
-rulebase.match(_explain.exception_text(error))
-marks.append(clock())                                    # match (patterns compiled on first use)
-with paused_gc():
+with paused_gc(), installed_libraries_only():
+    marks = [clock()]
+    from explainer.diagnose import explain as _explain
+    from explainer.diagnose import render as _render
+    marks.append(clock())                                    # import
+    rulebase = _explain.default_rulebase()
+    marks.append(clock())                                    # load
+    records = _explain.walk_traceback(error.__traceback__)  # the live path's match: the message, the raising line
+    _explain._match_with_raising_frames(rulebase, _explain.with_failing_line(_explain.exception_text(error),
+                                        records[-1].code if records else ""), records)
+    marks.append(clock())                                    # match (patterns compiled on first use)
     diagnosis = _explain.explain(error, tb=error.__traceback__)
-marks.append(clock())                                    # probes and templates (the match again is cached)
-_render.render(diagnosis, "text", io.StringIO())
-marks.append(clock())                                    # render
+    marks.append(clock())                                    # probes and templates (the match again is cached)
+    _render.render(diagnosis, "text", io.StringIO())
+    marks.append(clock())                                    # render
 print(" ".join(str(b - a) for a, b in zip(marks, marks[1:])))
 """
 STAGES = ("import", "load", "match", "probes + templates", "render")

@@ -11,11 +11,12 @@ import ast
 import linecache
 import os
 import sys
+import types
 from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
 from types import FrameType, TracebackType
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 MISSING = object()
 MAX_FRAMES = 200
@@ -235,13 +236,59 @@ def resolve_text(text: str, local_vars: dict[str, Any]) -> Any:
     return resolve(node, local_vars)
 
 
+# type's own descriptors (a metaclass's property never runs) and the C-level kinds of `__dict__` slot: what reading
+# a class through them runs is CPython's
+_TYPE_DICT = type.__dict__["__dict__"]
+_TYPE_MRO = type.__dict__["__mro__"]
+_BUILTIN_DICT_SLOTS = (type(type.__dict__["__dict__"]), type(types.ModuleType.__dict__["__dict__"]))
+
+
+def class_table(cls: type) -> Mapping[str, Any]:
+    """A class's own namespace (its `__dict__`), read through type's descriptor."""
+    try:
+        return _TYPE_DICT.__get__(cls, type)
+    except (TypeError, AttributeError):
+        return {}
+
+
+def class_mro(cls: type) -> tuple[type, ...]:
+    """A class's method resolution order, read through type's descriptor."""
+    try:
+        mro = _TYPE_MRO.__get__(cls, type)
+    except (TypeError, AttributeError):
+        return (cls,)
+    return mro if isinstance(mro, tuple) else (cls,)
+
+
+def class_text(cls: type, name: str) -> str | None:
+    """A class's `__name__`, `__qualname__` or `__module__` read through type's descriptor; None unless a str."""
+    try:
+        value = type.__dict__[name].__get__(cls, type)
+    except (TypeError, AttributeError, KeyError):
+        return None
+    return value if type(value) is str else None
+
+
+def instance_dict(obj: Any) -> dict | None:
+    """obj's own attribute table, or None: also where a class of obj defines `__dict__` itself (a property, or any
+    descriptor of Python code), since reading it would run that class's code."""
+    try:
+        for cls in class_mro(type(obj)):
+            slot = class_table(cls).get("__dict__")
+            if slot is not None:
+                if type(slot) not in _BUILTIN_DICT_SLOTS:
+                    return None
+                break
+        table = object.__getattribute__(obj, "__dict__")
+    except (AttributeError, TypeError):
+        return None
+    return table if type(table) is dict else None
+
+
 def safe_getattr(obj: Any, name: str) -> Any:
     """An attribute stored on the instance (or in nn.Module's tables); never a property or __getattr__."""
-    try:
-        inst_dict = object.__getattribute__(obj, "__dict__")
-    except (AttributeError, TypeError):
-        return MISSING
-    if not isinstance(inst_dict, dict):
+    inst_dict = instance_dict(obj)
+    if inst_dict is None:
         return MISSING
     if name in inst_dict:
         return inst_dict[name]
@@ -340,10 +387,7 @@ def describe_module(name: str, module: Any, **extra: Any) -> dict[str, Any]:
 
 
 def child_modules(module: Any) -> dict[str, Any]:
-    try:
-        table = object.__getattribute__(module, "__dict__").get("_modules")
-    except (AttributeError, TypeError):
-        return {}
+    table = (instance_dict(module) or {}).get("_modules")
     return table if isinstance(table, dict) else {}
 
 

@@ -86,6 +86,24 @@ def explain_paste(text: str):
     return found[0]
 
 
+def rules_of(text: str) -> list[str | None]:
+    """The rule of each diagnosis of a pasted message (None where no rule claims a record), as `explainer explain -`."""
+    import io
+
+    from explainer.cli.explain import explain_stream
+
+    return [d.rule for d in explain_stream(io.StringIO(text))]
+
+
+def assert_left_alone(text: str, rule: str) -> None:
+    """No diagnosis of a pasted message is `rule`'s; rule "*": no rule claims any of it (a negative control)."""
+    rules = rules_of(text)
+    if rule == "*":
+        assert all(r is None for r in rules), rules
+    else:
+        assert all(r != rule for r in rules), text
+
+
 def said(diagnosis) -> str:
     """Everything a diagnosis says in words: title, summary and fixes."""
     return " ".join([diagnosis.title, diagnosis.summary, *diagnosis.fixes])
@@ -123,6 +141,15 @@ def run_python(*args: str, env: dict | None = None, cwd: Path | None = None,
     full_env.update(env or {})
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, cwd=cwd or ROOT,
                           env=full_env, timeout=timeout)
+
+
+# pytest keeps its short summary's lines whole where CI or BUILD_NUMBER is set (non-empty) and cuts them to the
+# terminal's width elsewhere: a test that reads pytest's report names its terminal instead of inheriting the runner's.
+PYTEST_TERMINALS = {
+    "80": {"COLUMNS": "80", "CI": "", "BUILD_NUMBER": ""},
+    "250": {"COLUMNS": "250", "CI": "", "BUILD_NUMBER": ""},
+    "ci": {"COLUMNS": "80", "CI": "true"},
+}
 
 
 # Fixtures that started a process group: after their test, their objects (a DDP reducer held by the

@@ -15,7 +15,7 @@ from explainer.diagnose.logblocks import scan_blocks
 from explainer.diagnose.logpatterns import dedupe_key
 from explainer.diagnose.logscan import FoundError
 from explainer.diagnose.render import add_format_argument, first_line, render_json, render_text, use_colour
-from explainer.diagnose.sourceplaces import logged_source, torch_source
+from explainer.diagnose.sourceplaces import PYTEST_ID_RE, logged_source, torch_source
 from explainer.diagnose.textframes import raising_frames
 from explainer.rules.base import default_rulebase
 
@@ -25,6 +25,7 @@ BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as
 MAX_DISTINCT = 1000
 MAX_ALSO_AT = 20  # places listed for the warnings of one rule
 FOLD_LINES = 400
+MAX_VARIANTS = 3  # copies of one error with other values, shown under the first
 BLOCK_CHARS = 1 << 18
 # A rule tagged so in runbooks/ explains what a rank reports when another rank failed first (a
 # collective timeout, a closed Gloo connection, the launcher's summary and its SIGTERMs).
@@ -104,20 +105,11 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
         key = dedupe_key(found.text)
         if key in unexplained_warnings:
             continue
+        summary = _summarises(found)
+        if summary and _summary_of_reported(seen, found, key):
+            continue
         if key in seen:
-            _merge_ranks(seen[key], found.ranks)
-            seen[key].facts["occurrences"] = seen[key].facts.get("occurrences", 1) + 1
-            if found.warning:
-                _also_at(seen[key], found)
-            elif seen[key].location is None and found.frames and "raised_in" not in seen[key].facts:
-                # a copy that comes with frames (a worker's "Unexpected bus error" line, once per worker, then the
-                # traceback the paste ends with, no error line under it): where the error explained happened; the
-                # first copy (the earliest rank) keeps its values
-                seen[key].location = found.location()
-                note_raising_frame(seen[key], found)
-            elif not found.warning and found.frames:
-                note_outer_caller(seen[key], found)
-            _note_raised_from(seen[key], found.text)
+            _note_repeat(seen[key], found)
             continue
         if len(seen) >= MAX_DISTINCT:
             continue
@@ -136,6 +128,10 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
         if found.warning and diagnosis.rule:
             warned[diagnosis.rule] = key
         partner, copy = book.partner(diagnosis.rule, found)
+        if partner is None and not summary and (first := book.variant_of(diagnosis.rule, found)) in seen \
+                and found.line - seen[first].facts["input_line"] <= FOLD_LINES:
+            _add_variant(seen[first], diagnosis)
+            continue
         if partner in seen and found.line - seen[partner].facts["input_line"] <= FOLD_LINES:
             earlier = seen.pop(partner)
             key, diagnosis = _fold(earlier, diagnosis, key, partner, keep_later=copy)
@@ -150,12 +146,44 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
     return diagnoses
 
 
+def _summary_of_reported(seen: dict[str, Diagnosis], found: FoundError, key: str) -> bool:
+    """pytest's short summary line of a failure its report above already showed: the failed test's id goes to that
+    diagnosis (a line cut at the terminal's width, "... shapes canno...", to the first report it begins that no summary
+    line has named yet). False where no report stands for it."""
+    reported = _cut_summary_of(seen, found)
+    if reported is None:
+        reported = seen.get(key)
+    if reported is None:
+        return False
+    note_logged_place(reported, found.logged_at)
+    return True
+
+
+def _note_repeat(diagnosis: Diagnosis, found: FoundError) -> None:
+    """Another copy of an error already explained (another rank's, a warning issued again): counted, its ranks and
+    places added."""
+    _merge_ranks(diagnosis, found.ranks)
+    diagnosis.facts["occurrences"] = diagnosis.facts.get("occurrences", 1) + 1
+    if found.warning:
+        _also_at(diagnosis, found)
+    elif diagnosis.location is None and found.frames and "raised_in" not in diagnosis.facts:
+        # a copy that comes with frames (a worker's "Unexpected bus error" line, once per worker, then the traceback
+        # the paste ends with, no error line under it): where the error explained happened; the first copy (the
+        # earliest rank) keeps its values
+        diagnosis.location = found.location()
+        note_raising_frame(diagnosis, found)
+    elif not found.warning and found.frames:
+        note_outer_caller(diagnosis, found)
+    _note_raised_from(diagnosis, found.text)
+
+
 def _explained(found: FoundError) -> Diagnosis:
     """One record explained, with what the scan read around its text: its frames, the values loguru printed in
     them, the C++ source its glog prefix named, the ComfyUI node, its ranks, the error it was raised from."""
     extra = {"direct_cause": found.direct_cause} if found.direct_cause else None
-    diagnosis = explain_text(found.text, location=found.location(), frames=found.frames,
-                             before="\n".join(found.before), extra_facts=extra)
+    before = "\n".join(found.before)
+    diagnosis = explain_text(found.text, location=found.location(), frames=found.frames, before=before, extra_facts=extra,
+                             context=f"{before}\n{found.issued}" if found.issued else None)  # (the place it was issued at)
     diagnosis.facts["input_line"] = found.line
     if found.node:
         diagnosis.facts["comfyui_node"] = found.node
@@ -173,6 +201,22 @@ def _explained(found: FoundError) -> Diagnosis:
 LOG_PLACES = ("torch_source", "logged_from")
 
 
+def _summarises(found: FoundError) -> bool:
+    """found is a line of pytest's short test summary ("FAILED tests/test_x.py::test_y - RuntimeError: ...")."""
+    return not found.frames and PYTEST_ID_RE.match(found.logged_at or "") is not None
+
+
+def _cut_summary_of(seen: dict[str, Diagnosis], found: FoundError) -> Diagnosis | None:
+    """The report a line of pytest's short summary that the terminal's width cut ("RuntimeError: mat1 and mat2 shapes
+    canno...") summarises: the first one whose error line it begins, with no failed test named yet; None for a line
+    not cut."""
+    text = first_line(found.text)
+    if not text.endswith("...") or len(text) < 8:
+        return None
+    head = text[:-3]
+    return next((d for d in seen.values() if "failed_test" not in d.facts and d.error.startswith(head)), None)
+
+
 def _note_raised_from(diagnosis: Diagnosis, text: str) -> None:
     """A copy of a logged message that says where torch's C++ raised it (glog's line, then "Exception raised from X at
     Y" under the copy TCPStore logged): that place is torch_source, the place the first copy's prefix named logged_from."""
@@ -185,7 +229,7 @@ def _note_raised_from(diagnosis: Diagnosis, text: str) -> None:
         diagnosis.facts["torch_source"] = source
 
 
-def note_logged_place(diagnosis: Diagnosis, place: str) -> None:
+def note_logged_place(diagnosis: Diagnosis, place: str, lead: str = "") -> None:
     """Where torch's C++ or Python logged the record, as its glog prefix names it: facts.torch_source, or logged_from
     where the message names another place in torch's C++ (TCPStore's "recvValue failed", logged at TCPStore.cpp:125,
     says "Exception raised from recvBytes at .../Utils.hpp:671")."""
@@ -193,6 +237,8 @@ def note_logged_place(diagnosis: Diagnosis, place: str) -> None:
     if logged is None:
         return
     key, fact = logged
+    if lead and key == "logged_from":
+        fact["code"] = lead  # what the app's log line said before the error it logged
     known = diagnosis.facts.get(key)
     if known is None:
         diagnosis.facts[key] = fact
@@ -251,6 +297,14 @@ class _FoldBook:
             return logged[0], False
         return None, False
 
+    def variant_of(self, rule: str | None, found: FoundError) -> str | None:
+        """The key of an earlier report without frames of which found, also without frames, is a copy with other
+        values (two ranks' "shape '[4, 1024, 64, 128]' is invalid for input of size 4194304" and "... '[1, 2048, 64,
+        128]' ... 2097152"): one failure, each copy's values worth naming."""
+        if not rule or found.frames or found.logged_line or found.warning:
+            return None
+        return self.frameless.get((rule, _numberless(found.text)))
+
     def folded(self, rule: str, found: FoundError, partner: str, key: str) -> None:
         if self.reports.get(rule) == partner:
             self.reports[rule] = key
@@ -266,6 +320,17 @@ class _FoldBook:
         self.reports[rule] = key
         if not found.frames:
             self.frameless[(rule, _numberless(found.text))] = key
+
+
+def _add_variant(first: Diagnosis, other: Diagnosis) -> None:
+    """Another copy of first's error, printed with other values (another rank's): counted, and its summary shown
+    under first's (facts.printed_with), a few at most."""
+    first.facts["occurrences"] = first.facts.get("occurrences", 1) + other.facts.get("occurrences", 1)
+    _merge_ranks(first, other.facts.get("ranks", []))
+    shown = first.facts.setdefault("printed_with", [])
+    if len(shown) < MAX_VARIANTS and other.summary != first.summary:
+        shown.append({"rule": other.rule, "summary": other.summary, "input_line": other.facts.get("input_line"),
+                      "location": None})
 
 
 def _numberless(text: str) -> str:
@@ -287,8 +352,10 @@ def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
             continue
         at = next(i for i, d in enumerate(kept) if d is companion)  # by identity: equal diagnoses may repeat
         line = companion.facts.get("input_line", 0)
+        warning = _is_warning(companion)  # (a warning is a remark on an error next to it, not on another warning)
         neighbours = [d for d in kept[max(at - 1, 0):at] + kept[at + 1:at + 2]
                       if d.rule and id(d) not in joins and abs(d.facts.get("input_line", 0) - line) <= FOLD_LINES
+                      and not (warning and _is_warning(d) and not _error_follows(kept, d))
                       and any(fnmatch.fnmatchcase(d.rule, p) for p in patterns)]
         if not neighbours:
             continue
@@ -299,6 +366,17 @@ def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
         _merge_ranks(lead, companion.facts.get("ranks", []))
         del kept[at]
     return kept
+
+
+def _error_follows(diagnoses: list[Diagnosis], warning: Diagnosis) -> bool:
+    """An error comes right after the warning: the warnings before it may be one failure with it."""
+    at = next(i for i, d in enumerate(diagnoses) if d is warning)
+    return at + 1 < len(diagnoses) and not _is_warning(diagnoses[at + 1])
+
+
+def _is_warning(diagnosis: Diagnosis) -> bool:
+    """The diagnosis explains a warning ("UserWarning: ..."), not an error."""
+    return first_line(diagnosis.error).split(":", 1)[0].strip().endswith("Warning")
 
 
 def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str,

@@ -25,9 +25,9 @@ def explain_paste(head: str) -> list[Diagnosis]:
     head = unwrapped(head)
     scanner = Scanner()
     found = list(scan_blocks([head], scanner))
-    _give_dangling_frames(found, scanner.dangling)
+    _give_dangling_frames(found, scanner.dangling or scanner.unended())
     diagnoses = warnings_as_context(found, explain_found(found))
-    text = head.strip().strip("`").strip()
+    text = unfenced(head).strip().strip("`").strip()
     # Read whole where no record was found, where the paste is one line (a frame, its code and the error run
     # together: the records found in it are that line), or where no rule explains any record found (a message its
     # writer broke into lines, "No valid triton configs." over "OutOfMemoryError: out of resource: ...", read as two
@@ -38,19 +38,72 @@ def explain_paste(head: str) -> list[Diagnosis]:
         again = warnings_as_context(records, explain_found(records))
         if not diagnoses or any(d.runbook for d in again):
             diagnoses = again
-    if any(d.rule for d in diagnoses):
+    fallback = _fallback_priority(diagnoses)
+    if any(d.rule for d in diagnoses) and fallback is None:
         _lend_paste_facts(diagnoses, text)
         return diagnoses
-    if text and whole:
+    if text and (whole or fallback is not None):
         diagnosis = explain_text(text, context=text)  # its context patterns read the whole paste
-        if diagnosis.rule is not None or diagnosis.runbook:  # a rule, or a foreign rule's page
-            diagnosis = _placed(diagnosis, head, text, scanner.dangling, found)
+        # a rule, or a foreign rule's page; over generic fallbacks, a more specific rule only
+        if (diagnosis.rule is not None or diagnosis.runbook) and _whole_wins(diagnosis, fallback):
+            diagnosis = _placed(diagnosis, head, text, scanner.dangling or scanner.unended(), found)
             if node := comfyui_node(text):
                 diagnosis.facts["comfyui_node"] = node
-            if glogged := _logged_place(text, diagnosis.rule):
-                note_logged_place(diagnosis, glogged)  # the glog prefix of the logged line: where it was logged
+            glogged, lead = _logged_place(text, diagnosis.rule)
+            if glogged:
+                note_logged_place(diagnosis, glogged, lead)  # the glog prefix of the logged line: where it was logged
             return [diagnosis]
+        if fallback is not None and diagnosis.rule is None and not diagnosis.runbook \
+                and not _fallbacks_hold(diagnoses, text):
+            return [diagnosis]  # the fallback's own guard (another framework's frame) refuses the paste read whole
+    if any(d.rule for d in diagnoses):
+        _lend_paste_facts(diagnoses, text)
     return diagnoses
+
+
+# A markdown code fence's line: three or more backticks or tildes, and the block's language ("```bash", "~~~python")
+FENCE_LINE_RE = lazy_compile(r"^[ \t]*(?:`{3,}|~{3,})[\w+#.-]*[ \t]*$")
+
+
+def unfenced(head: str) -> str:
+    """The paste without the code fence lines it opens and closes with, the opening one's language tag with it
+    ("```bash", then the message, then "```")."""
+    lines = head.strip().split("\n")
+    if len(lines) > 1 and FENCE_LINE_RE.match(lines[0]):
+        lines = lines[1:]
+        if lines and FENCE_LINE_RE.match(lines[-1]):
+            lines = lines[:-1]
+    return "\n".join(lines)
+
+
+def _fallbacks_hold(diagnoses: list[Diagnosis], text: str) -> bool:
+    """Whether a generic fallback that explained a record also matches the whole paste: its patterns' guards (a frame
+    of TensorFlow's package above the error) read the lines the record left out."""
+    by_id = default_rulebase().by_id
+    return any(match_rule(by_id[d.rule], text) is not None for d in diagnoses if d.rule in by_id)
+
+
+# Generic rules (a Python error of any program: `'NoneType' object has no attribute`) sit at this priority or below.
+GENERIC_PRIORITY = -30
+
+
+def _fallback_priority(diagnoses: list[Diagnosis]) -> int | None:
+    """The highest priority among the rules that explain the paste's records, where all are generic fallbacks
+    (GENERIC_PRIORITY or lower: `'NoneType' object has no attribute 'cpu'` read alone); None otherwise. A specific
+    rule that needs the frame's code line with the error (sglang's `req_pool_indices.cpu()`) then still wins, read
+    whole."""
+    by_id = default_rulebase().by_id
+    priorities = [by_id[d.rule].priority for d in diagnoses if d.rule is not None and d.rule in by_id]
+    return max(priorities) if priorities and max(priorities) <= GENERIC_PRIORITY else None
+
+
+def _whole_wins(diagnosis: Diagnosis, fallback: int | None) -> bool:
+    """Whether the paste read whole is the answer: always where no record was explained; over generic fallbacks,
+    only another framework's page (a foreign rule) or a more specific (higher priority) rule."""
+    if fallback is None or diagnosis.rule is None:
+        return True
+    rule = default_rulebase().by_id.get(diagnosis.rule)
+    return rule is not None and rule.priority > fallback
 
 
 # The mark of a line of a markdown quote, with the space after it (one level: ">>> " is Python's prompt, quoted or not)
@@ -80,18 +133,24 @@ def unwrapped(head: str) -> str:
     return head
 
 
-def _logged_place(text: str, rule_id: str | None) -> str:
+def _logged_place(text: str, rule_id: str | None) -> tuple[str, str]:
     """The place a glog prefix names on the line of a paste read whole that holds the rule's message (TCPStore's
     "[W519 18:43:28.514 TCPStore.cpp:125] [c10d] recvValue failed ..." under vLLM's DEBUG lines), else on its first
-    line; "" where there is none."""
+    line, "" where there is none; and what the app's line says before the error it logged, where the rest of the line
+    is the rule's message ("Failed to load model [yolo11n_seg]" before ": Torch not compiled with CUDA enabled")."""
     lines = text.splitlines()
     rule = default_rulebase().by_id.get(rule_id) if rule_id else None
-    if rule is not None and len(lines) > 1:
-        for line in lines:
-            cleaned, _, _, place, _ = clean_line_record(line)
-            if place and match_rule(rule, cleaned) is not None:
-                return place
-    return clean_line_record(lines[0])[3] if lines else ""
+    for line in lines if rule is not None else ():
+        cleaned, _, _, place, _ = clean_line_record(line)
+        if place and (len(lines) == 1 or match_rule(rule, cleaned) is not None):
+            lead, _, rest = cleaned.partition(": ")
+            said = rest and not LEAD_TYPE_RE.match(lead) and match_rule(rule, rest) is not None
+            return place, lead.strip() if said else ""
+    return clean_line_record(lines[0])[3] if lines else "", ""
+
+
+# An exception's type, not an app's words before the error it logged
+LEAD_TYPE_RE = lazy_compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning|Interrupt|Exit)?\s*$")
 
 
 # The values of an error's message another record may name: a quoted name ('mv'), a number.

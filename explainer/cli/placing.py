@@ -7,7 +7,7 @@ from explainer._diagnosis import Diagnosis
 from explainer.diagnose.logblocks import split_embedded
 from explainer.diagnose.logscan import FoundError
 from explainer.diagnose.textframes import (PASS_ON_FUNCS, Frame, looks_like_library_path, looks_like_user_path,
-                                           package_entry, raising_frames)
+                                           package_entry, package_of, raising_frames)
 
 
 def note_raising_frame(diagnosis: Diagnosis, found) -> None:
@@ -32,10 +32,15 @@ def note_raising_frame(diagnosis: Diagnosis, found) -> None:
         diagnosis.facts["raised_in"] = frame_fact(frame)
         shown.add((frame.file, frame.line))
     via = next((f for f in reversed(frames) if looks_like_library_path(f.file)), None)
+    entry = package_entry([f for f in frames if f.code or f.file != "<stdin>"])  # (a "<stdin>" frame with no code
+    if via is not None and (via.file, via.line) == (frame.file, frame.line) and entry is None:  # shows no user line)
+        # a library raised in the function called (torchaudio's set_audio_backend): the way in is another library's
+        # call into it (speechbrain's dataio.py:26), where one is shown
+        via = next((f for f in reversed(frames) if looks_like_library_path(f.file)
+                    and package_of(f.file) != package_of(frame.file)), None)
     if via is not None and (via.file, via.line) not in shown and via.code:
         diagnosis.facts["called_via"] = frame_fact(via)
-    elif (entry := package_entry([f for f in frames if f.code or f.file != "<stdin>"])) is not None \
-            and (entry.file, entry.line) not in shown:  # (a "<stdin>" frame with no code shows no line of the user's)
+    elif entry is not None and (entry.file, entry.line) not in shown:
         diagnosis.facts["entered_via"] = frame_fact(entry)  # none of the user's frames shown: the API entered
     elif raised_at_location and (caller := _caller(frames)) is not None and caller.code and caller.file \
             and (caller.file, caller.line) not in shown and not looks_like_user_path(caller.file):

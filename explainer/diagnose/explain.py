@@ -9,16 +9,17 @@ import traceback
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from explainer._gc import paused_gc
 from explainer._config import runbook_url
 from explainer._diagnosis import Diagnosis, Location
 from explainer._lazyre import lazy_compile
-from explainer._inspect import FrameRecord, innermost_user_frame, user_location, walk_traceback
+from explainer._inspect import FrameRecord, innermost_user_frame, instance_dict, user_location, walk_traceback
 from explainer.probes import PROBES, Evidence, ProbeContext
 from explainer.rules.base import Match, RuleBase, context_facts, default_rulebase, match_rule
 from explainer.rules.templates import render_first
 
 from .exctext import ExceptionTexts
-from .sourceplaces import script_source, torch_source
+from .sourceplaces import extension_source, script_source, torch_source
 from .textframes import Frame, library_tail, printed_frames, raising_frames, user_frame, with_failing_line
 
 if TYPE_CHECKING:
@@ -65,7 +66,13 @@ def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: Ru
     traceback Python already wrote, if the caller recorded it: exception texts are read from it
     rather than computed again (that would run the exception's __str__ a second time).
     """
-    rulebase = rulebase or default_rulebase()
+    # The probes' walks are bounded in time: a full collection of a large process inside one (half a second and
+    # more) would cut them short, and pausing it makes the explainer's own work cheaper too.
+    with paused_gc():
+        return _explain_live(exc, tb, rulebase or default_rulebase(), printed)
+
+
+def _explain_live(exc: BaseException, tb: TracebackType | None, rulebase: RuleBase, printed: str | None) -> Diagnosis:
     outer_records = walk_traceback(tb if tb is not None else exc.__traceback__)
     chain = exception_chain(exc)
     text_of = ExceptionTexts(chain, printed)
@@ -144,10 +151,7 @@ def child_process_location(chain: list[BaseException]) -> Location | None:
     for exc in chain:
         if type(exc).__name__ not in ("RemoteTraceback", "_RemoteTraceback"):
             continue
-        try:
-            text = object.__getattribute__(exc, "__dict__").get("tb")
-        except (AttributeError, TypeError):
-            continue
+        text = (instance_dict(exc) or {}).get("tb")
         if isinstance(text, str):
             from .logscan import scan
 
@@ -372,6 +376,8 @@ def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseExce
     source = torch_source(text)
     if source is not None:
         facts.setdefault("torch_source", source)
+    elif (built := extension_source(text)) is not None:
+        facts.setdefault("extension_source", built)
     if (scripted := script_source(text)) is not None:
         facts.setdefault("script_source", scripted)
     summary, fixes = _render_texts(rule, text, facts)

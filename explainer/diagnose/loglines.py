@@ -36,6 +36,7 @@ class FoundError:
     logged_at: str = ""  # the source place a glog prefix on its first line named ("python_anomaly_mode.cpp:104")
     values: list[tuple[str, str]] = field(default_factory=list)  # (name, value) loguru printed in its raising frame
     direct_cause: str = ""  # the first line of the error it was raised from ("The above exception was the direct cause")
+    issued: str = ""  # its first line as printed, where that names the place it was issued at ("f.py:3: UserWarning: ...")
 
     def location(self) -> Location | None:
         return frames_location(self.frames)
@@ -63,6 +64,8 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool, str, str]:
     source = glog = ""
     if "%|" in line and (bar := TQDM_BAR_RE.match(line)) is not None and bar.end() < len(line):
         line = line[bar.end():]  # what was printed where a progress bar ended
+    if line[:1] == "`" and line[-1:] == "`" and line[1:2] != "`" and len(line) > 2:
+        line = line[1:-1]  # each line of a paste in inline code, a log prefix inside: "`[1,0]<stderr>:  File ...`"
     found = RANK_RE.match(line)
     if found:
         rank = int(found.group("rank") or found.group("mpi_rank"))
@@ -132,16 +135,17 @@ def _log_prefix(line: str) -> tuple[re.Pattern, re.Match] | None:
     return None
 
 
-def issued_at(opener: re.Match | None, frames: list[Frame], logged_at: str) -> tuple[list[Frame], str]:
+def issued_at(opener: re.Match | None, frames: list[Frame], logged_at: str, line: str) -> tuple[list[Frame], str, str]:
     """The frames and the C++ place of a record whose opener names where it was issued: a warning's Python file and
     line ("train.py:12: UserWarning: ..."), or torch's C++ source for a warning its C++ issued ("..\\aten\\src\\ATen\\
-    native\\TensorFactories.cpp:361: UserWarning: ...")."""
+    native\\TensorFactories.cpp:361: UserWarning: ..."); and then line, the opener's line as printed, where it names
+    a place (rules' context patterns read it: the place is not in the record's text)."""
     path = opener.groupdict().get("path") if opener is not None else None
     if not path:
-        return frames, logged_at
+        return frames, logged_at, ""
     if path.endswith(".py") or path.startswith("<ipython-input-"):
-        return [Frame(path, int(opener.group("line")))], logged_at
-    return [], f"{path}:{opener.group('line')}"
+        return [Frame(path, int(opener.group("line")))], logged_at, line
+    return [], f"{path}:{opener.group('line')}", line
 
 
 def exception_header(line: str) -> re.Match | None:

@@ -24,8 +24,9 @@ PREFIX_RES = [
     # 2024-05-01 10:00:00,123 - trainer - ERROR - ...   /  [2024-05-01 10:00:00] ERROR: ...
     # (and the component after the level: "2022-08-11 16:58:36.000 [INFO] [Driver] ...")
     # (a YARN container's log, as Philly/AML collected it: "2020-08-11T12:37:40.000Z /container_e2240_15838_01_000010: ")
+    # (the logger's name and the line that logged, kept as a glog prefix's place is: "... root line:14 WARNING: ")
     lazy_compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?(?: /container_\w+:)?"
-               r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*)?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)\]?)\s*[-|:]?"
+               r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*|(?P<src>[\w.]+ line:\d+) )?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)\]?)\s*[-|:]?"
                r"(?:\s*\[(?!rank\d)[A-Za-z][\w.-]*\](?= |$))?)?\s*"),
     # glog: E0501 10:00:00.123456 1234 file.cpp:12] ...; torch's Python logs in the same layout, with dynamo's compile
     # id after the place where one is being compiled: W0301 12:00:00.123000 123 torch/_dynamo/convert_frame.py:1550] [0/8]
@@ -37,6 +38,9 @@ PREFIX_RES = [
     # and, in older versions, [E ProcessGroupNCCL.cpp:737], on Windows [W ..\torch\csrc\autograd\python_anomaly_mode.cpp:104];
     # torch's own c10 logger leaves the month unpadded: [W404 00:15:21.693690333 ProcessGroupNCCL.cpp:4561] (April 4)
     lazy_compile(r"^\[[EWIF](?:\d{3,4} \d{2}:\d{2}:\d{2}\.\d+)?\s*(?:\d+\s+)?(?P<src>[\w./\\-]+:\d+)\]\s*"),
+    # pytest's short test summary: "FAILED tests/test_x.py::test_y[param] - RuntimeError: ..." (ERROR for a failed setup);
+    # the error's line, one record per test
+    lazy_compile(r"^(?:FAILED|ERROR) (?P<src>[^\s:]+\.py::\S.*?) - (?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?::|\s*$))"),
     # a label in Chinese before the error line: "报错：RuntimeError: ..." ("error:")
     lazy_compile(r"^[\u4e00-\u9fff]{1,6}\s*[:：]\s*(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b)"),
 ]
@@ -65,19 +69,31 @@ XLA_DIST_PREFIX_RE = lazy_compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \d{1,3}
 # pdsh (DeepSpeed's and other multi-node launchers), on every line a node printed: its address or its host's name,
 # "29.127.65.230: [rank0]: ...", "worker0: ValueError: ..." (a name that ends in its number, no other host name)
 PDSH_PREFIX_RE = lazy_compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[a-z]+-?\d{1,4}): ")
-CONTINUATION_PREFIXES = (*PREFIX_RES[-6:], XLA_DIST_PREFIX_RE, PDSH_PREFIX_RE)
+# loguru's default layout: "2026-01-21 19:23:12.066 | ERROR    | __main__:cli_evaluate:348 - message", its place the
+# module, the function and the line (an app's own layout may leave the line out and end the place with a column:
+# "| ERROR    | app.core.registry:load_all_models | message"); the place is kept as a glog prefix's is (src)
+LOGURU_PREFIX_RE = lazy_compile(r"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s*)?\|\s*(?:TRACE|DEBUG|INFO|SUCCESS|"
+                                r"WARNING|ERROR|CRITICAL)\s*\|\s*(?P<src>[\w.<>-]+:[A-Za-z_<][\w<>.]*(?::\d+)?)\s+[-|]\s+")
+# a CI's time stamp alone, on every line of the job's output (Jenkins' timestamper: "10:08:34  KeyError: None", the
+# line's own indent after its two spaces)
+TIME_PREFIX_RE = lazy_compile(r"^\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?(?:  ?|$)")
+# GitHub Actions' log: each line of a step's output after its time, "2026-02-13T15:56:24.8388156Z " (seven decimals, UTC),
+# the time alone on a blank line; a line of the same output, not a log record of its own
+GHA_PREFIX_RE = lazy_compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z(?: |$)")
+CONTINUATION_PREFIXES = (*PREFIX_RES[-6:], XLA_DIST_PREFIX_RE, PDSH_PREFIX_RE, TIME_PREFIX_RE, GHA_PREFIX_RE)
 QUOTE_PREFIX_RE = PREFIX_RES[-1]
 GLOG_PREFIX_RE = PREFIX_RES[1]
 # prefixes of a process's output that the process's own log prefixes may follow (and a quote, of any line)
-OUTER_PREFIXES = (RAY_PREFIX_RE, DOCKER_PREFIX_RE, QUOTE_PREFIX_RE, XLA_DIST_PREFIX_RE, PDSH_PREFIX_RE)
+OUTER_PREFIXES = (RAY_PREFIX_RE, DOCKER_PREFIX_RE, QUOTE_PREFIX_RE, XLA_DIST_PREFIX_RE, PDSH_PREFIX_RE, TIME_PREFIX_RE, GHA_PREFIX_RE)
 # others with nothing after: a value (a glog prefix alone is an empty line of a log record: torch's Python logs put the
 # prefix on every line of a record)
 EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, GLOG_PREFIX_RE, GROUP_COLUMN_RE,
-                      QUOTE_PREFIX_RE, XLA_DIST_PREFIX_RE)  # (a quote's blank line: ">")
+                      QUOTE_PREFIX_RE, XLA_DIST_PREFIX_RE, TIME_PREFIX_RE, GHA_PREFIX_RE)  # (a quote's blank line: ">")
 # Each prefix with the characters it can begin with (None: any), so that most lines try only a few of the patterns
 # (xla_dist's before the timestamp's, which would take its time alone).
-PREFIX_TABLE = [(XLA_DIST_PREFIX_RE, "0123456789"), (PDSH_PREFIX_RE, "0123456789abcdefghijklmnopqrstuvwxyz"),
-                *zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", None, "(DIWEC", "(", None, "E", " ", ">-"], strict=True)]
+PREFIX_TABLE = [(GHA_PREFIX_RE, "0123456789"), (XLA_DIST_PREFIX_RE, "0123456789"), (PDSH_PREFIX_RE, "0123456789abcdefghijklmnopqrstuvwxyz"),
+               (LOGURU_PREFIX_RE, "0123456789|"), (TIME_PREFIX_RE, "012"),
+                *zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", "FE", None, "(DIWEC", "(", None, "E", " ", ">-"], strict=True)]
 # A tqdm progress bar that other output was written right after, with no line break between them (the bar redraws
 # its line with \r, and a crash prints where the bar ended): "Epoch 12/200:  29%|██▉   | 116/404 [01:31<03:42,  1.30it/s,
 # loss=0.27]THCudaCheck FAIL ...". Tried only on lines that hold "%|".
@@ -170,11 +186,13 @@ GREP_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failur
                  "with the following error", "cognized arguments", "](http")
 INLINE_CODE_RE = lazy_compile(r"`([^`\n]{8,2000})`")
 # Python's header, or IPython's: the error type, then "Traceback (most recent call last)" at the right margin.
-TRACEBACK_RE = lazy_compile(r"^\s*(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*\s{2,})?Traceback \(most recent call last\)(?(ipython)|:)\s*$")
-# (a private class too: "torch._C._LinAlgError: linalg.cholesky: ...", as torch 1.13-2.1 name it)
+# (a web page that collapsed IPython's run of spaces leaves one: "RuntimeError Traceback (most recent call last)")
+TRACEBACK_RE = lazy_compile(r"^\s*(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*\s+)?Traceback \(most recent call last\)(?(ipython)|:)\s*$")
+# (a private class too: "torch._C._LinAlgError: linalg.cholesky: ...", as torch 1.13-2.1 name it; pytest's Failed only
+# where pytest.raises/warns found nothing: "Failed: DID NOT RAISE <class 'X'>")
 EXCEPTION_RE = lazy_compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:_?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning)|Exception|"
-    r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*)(?::\s?(?P<msg>.*))?$")
+    r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*|Failed(?=: DID NOT (?:RAISE|WARN)))(?::\s?(?P<msg>.*))?$")
 # The error line under a traceback's frames, for a type EXCEPTION_RE does not know by its name: module-qualified
 # ("triton.runtime.errors.OutOfResources: out of resource: shared memory") or StopIteration.
 # (an extension's exception may be named in lower case: OpenCV's "cv2.error: ...", with its message)
@@ -201,7 +219,10 @@ AFTER_BLANK_RE = lazy_compile(r"(from user code:|While executing |Original trace
                             # on torch"); cuBLAS's call, when a paste broke the line before its arguments
                             r"hint: |\(\s*handle,|"
                             # torch >= 2.6's weights-only unpickler: "WeightsUnpickler error: ", a blank line, its reason
-                            r"Unsupported operand \d+\s*$)")
+                            r"Unsupported operand \d+\s*$|"
+                            # torch.testing.assert_close's report: "Tensor-likes are not close!", a blank line, its counts
+                            # (and, after another blank line, "The failure occurred for item [0]")
+                            r"Mismatched elements: \d+ / \d+ \(|The failure occurred for item \[)")
 REPRO_PART_RE = lazy_compile(r"(import torch|ConvolutionParams|input: TensorDescriptor|output: TensorDescriptor|weight: FilterDescriptor)")
 # A file name that GitHub's markdown turned into a link, copied back as markdown: "[a.so](http://a.so/)".
 # Colab links a notebook frame's cell: "[<ipython-input-3-d2a3>](https://localhost:8080/#) in <cell line: 1>()",
@@ -218,6 +239,9 @@ PYTEST_MARKED_LINE = ">   "
 SOURCE_DEF_RE = lazy_compile(r"^\s+(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
 # pytest's section lines: "_____ test_forward _____" over a failed test's report, "===== short test summary info ====="
 PYTEST_SECTION_RE = lazy_compile(r"^(?:_{3,}|={3,}) \S.*? (?:_{3,}|={3,})\s*$")
+# pytest -q's closing tally, with no rule of "=" around it: "1 failed, 3 passed, 2 warnings in 4.51s (0:00:04)"
+PYTEST_TALLY_RE = lazy_compile(r"^\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?|deselected|rerun)"
+                               r"(?:, \d+ \w+)* in [\d.]+s(?: \(\d+:\d{2}:\d{2}\))?\s*$")
 CHAIN_RE = lazy_compile(r"^\s*(During handling of the above exception|The above exception was the direct cause)")
 # A DataLoader worker's re-raise pasted without its "Original Traceback" line: the worker's frames follow it.
 WORKER_HEAD_RE = lazy_compile(r"Caught [A-Z]\w* in DataLoader worker process \d+\.?\s*$")
@@ -309,4 +333,6 @@ def introduces_inner(lines: list[str]) -> bool:
 
 
 def pytest_section(line: str) -> bool:
-    return line[:3] in ("___", "===") and PYTEST_SECTION_RE.match(line) is not None
+    if line[:3] in ("___", "==="):
+        return PYTEST_SECTION_RE.match(line) is not None
+    return line[:1].isdigit() and " in " in line and PYTEST_TALLY_RE.match(line) is not None

@@ -16,13 +16,13 @@ from typing import Iterable, Iterator
 
 from .loglines import (MAX_MESSAGE_CHARS, FoundError, Line, clean_line_record, exception_header, interleaved_header,
                        issued_at, json_error, uncoloured)
-from .logpatterns import (AFTER_BLANK_RE, BARE_TYPE_RE, CHAIN_RE, FORWARD_TRACE_RE, HERE_MARK,
+from .logpatterns import (AFTER_BLANK_RE, CHAIN_RE, FORWARD_TRACE_RE, HERE_MARK,
                           INLINE_CODE_RE, LOGGED_OPENERS, ORIGINAL_TRACEBACK, PYTEST_CRASH_RE, PYTEST_PLACE_RE, REPRO_PART_RE,
                           SCRIPT_QUOTE_RE, TERMINATE_OPENER, TRACEBACK_END_RE, TRACEBACK_RE, VSCODE_OPENER,
                           WARNING_OPENER, WHAT_RE, WORKER_HEAD_RE, comfyui_title, introduces_inner, node_named,
                           pytest_section)
 from .textframes import (ANNOTATION_RE, CALL_LINE_RE, FRAME_RE, TRACEBACK_TITLE, Frame, RichBox, frame_match, frames_below,
-                         glued_traceback, in_call_order, unglued, with_failing_line)
+                         glued_traceback, in_call_order, unglued, with_failing_line, word_rejoined)
 from .tracelines import TracebackReader
 
 MAX_MESSAGE_LINES = 80
@@ -57,6 +57,7 @@ class _Stream(TracebackReader):
         self.node = ""  # the ComfyUI node named last, given to the next error found
         self.titled = False  # that node was a paste's first line, not a line that names it
         self.rich = RichBox()
+        self.wrapped_tail = ""
         self.logged_at = ""  # the C++ source place the line's glog prefix named ("python_anomaly_mode.cpp:104")
         self.glog = ""  # the line's glog prefix
         self.values: list[tuple[str, str]] = []  # loguru's values printed with no frame line above them
@@ -73,6 +74,7 @@ class _Stream(TracebackReader):
         self.traceback_type = ""
         self.reported = False  # a record was found in this stream
         self.raised_from_next = False  # the open record is a marker line's: only an "Exception raised from" line goes on
+        self.unended: list[Frame] = []  # the frames of the last traceback a line outside it ended, with no error line
 
     def finish(self) -> FoundError | None:
         done = self.current
@@ -84,14 +86,17 @@ class _Stream(TracebackReader):
                 lines = [f"{lines[0]}: {lines[1].strip()}", *lines[2:]]
                 lines, below = frames_below(lines)
                 done.frames = done.frames or below
-            done.text = "\n".join(lines).rstrip()[:MAX_MESSAGE_CHARS]
+            done.text = word_rejoined("\n".join(lines).rstrip())[:MAX_MESSAGE_CHARS]
             done.frames = in_call_order(done.frames)
             if done.frames:
                 done.text = with_failing_line(done.text, done.frames[-1].code)
         self.current, self.lines, self.embedded_depth, self.blank_lines, self.fence = None, [], 0, 0, ""
+        self.wrapped_tail = ""  # the last line of the message as printed, where it was joined to the one above
         self.raised_from_next = False
         if done is not None:
+            self.rich.width = 0
             self.recent.clear()
+            self.unended = []  # (a traceback cut before the record is not the record's, nor one after it)
             self.ended = next(self.clock)
             self.last_done = done
             self.pytest_frames = []
@@ -288,25 +293,23 @@ class _Stream(TracebackReader):
             return False  # "... raised:" then its inner error, even when each line has a log prefix of its own
         if seen.marker is not None and self._header_only():
             return False  # the message the header announced ("ProcessRaisedException: ", then "-- Process 0 terminated")
-        if len(self.lines) <= 2 and ", in " in line and self._traceback_below(line):
+        if len(self.lines) <= 2 and (", in " in line or ".py(" in line) and self.traceback_below(line):
             return True
         if len(self.lines) >= MAX_MESSAGE_LINES or new_record or seen.marker or seen.opener:
             return True
         return seen.header is not None and not self.embedded_depth
-
-    def _traceback_below(self, line: str) -> bool:
-        """A frame line right under a one-line error (or a type alone, "TraceError:", and its message's line): its traceback,
-        put after it (not a worker's re-raise's frames, nor TorchScript's quote of its source, which names no function)."""
-        frame, (first, *rest) = FRAME_RE.match(line), self.lines
-        one_line = BARE_TYPE_RE.match(first) and rest[0][:1] not in ("", " ", "\t") if rest else not first.rstrip().endswith(":")
-        return bool(one_line and frame is not None and frame.group("func") and not self.embedded_depth and not self.vscode
-                    and not WORKER_HEAD_RE.search(first))
 
     def _header_only(self) -> bool:
         """The open record is a header with no message yet (blank lines may follow it)."""
         return self.lines[0].rstrip().endswith(":") and not any(line.strip() for line in self.lines[1:])
 
     def _extend_message(self, seen: Line) -> None:
+        if self.rich.width and not self.embedded_depth and self.lines \
+                and (joint := self.rich.rewrapped(self.wrapped_tail or self.lines[-1], seen.line)) is not None:
+            self.lines[-1] += joint + seen.line  # the error line under a rich box, wrapped at the box's width
+            self.wrapped_tail = seen.line
+            return
+        self.wrapped_tail = ""
         if self._worker_frames(seen):
             pass
         elif seen.stripped.startswith(("Original Traceback (most recent call last)", "Traceback of TorchScript")):
@@ -326,9 +329,9 @@ class _Stream(TracebackReader):
         for frame in frames:
             if frame.file == "<stdin>" and not frame.code:
                 frame.code = self.repl_statement
-        if not frames and not was_open and header and CALL_LINE_RE.match(self.previous):
-            frames = [Frame("", 0, code=self.previous.strip())]  # no file known, only the statement
-        frames, logged_at = issued_at(opener, frames, self.logged_at)
+        if not frames and not was_open and header and CALL_LINE_RE.match(statement := self.repl_statement if self.previous[:2] == ">>" else self.previous):
+            frames = [Frame("", 0, code=statement.strip())]  # no file known, only the statement (typed at a prompt)
+        frames, logged_at, issued = issued_at(opener, frames, self.logged_at, seen.stripped)
         self.source_line_next = opener is not None and opener.re is WARNING_OPENER and bool(frames)
         node = "" if self.titled and number > 3 else self.node  # a title names the error just below it
         self.terminate = opener is not None and opener.re is TERMINATE_OPENER
@@ -341,7 +344,7 @@ class _Stream(TracebackReader):
         before = self.before() or (cause.before if cause is not None else [])  # one failure: the cause's lines
         self.current = FoundError("", frames, number, ranks, warning=warning, node=node, before=before,
                                   logged_line=logged, logged_by=opener.re.pattern if logged else "",
-                                  logged_at=logged_at, values=list(values),
+                                  logged_at=logged_at, values=list(values), issued=issued,
                                   direct_cause=cause.text.split("\n", 1)[0][:MAX_CAUSE_CHARS] if cause else "")
         self.values, self.chained_from = [], None
         self.node, self.titled = "", False
@@ -357,12 +360,7 @@ class _Stream(TracebackReader):
 
     def _outside_message(self, number: int, line: str, rank: int | None, ranks: list[int]) -> Iterator[FoundError]:
         if self.in_traceback and not line.startswith((" ", "\t")):
-            cut = self.cut_traceback(number, rank)
-            if cut is not None:
-                yield cut
-            elif self.frames and self.frames[-1].pytest:
-                self.keep_pytest_frames(self.frames)  # pytest's short entries, then a long one (its default layout)
-            self.in_traceback, self.frames = False, []
+            yield from self.traceback_ended(number, rank)
         if ".py:" in line and (place := PYTEST_PLACE_RE.match(line)) is not None:
             self.keep_pytest_frames([self.pytest_place(place.group("path"), place.group("line"))])
         elif pytest_section(line):
@@ -455,6 +453,10 @@ class Scanner:
                 (untagged is not None and (untagged.current is not None or untagged.in_traceback)):
             return None
         return self.previous_rank if ranked.goes_on(line, new_record) else None
+
+    def unended(self) -> list[Frame]:
+        """The frames of the last traceback a line outside it ended with no error line under it, in any stream."""
+        return next((stream.unended for stream in self.streams.values() if stream.unended), [])
 
     def remember(self, tail: list[str]) -> None:
         """The last lines of a block skipped unread (no error was open): kept as the lines before the next one."""

@@ -85,7 +85,8 @@ class _Row:
 # file, no line).
 FRAME_FACTS = (("statement", "at "), ("called_from", "called from "), ("called_via", "via "), ("entered_via", "via "), ("raised_in", "raised in "),
                ("reraised_at", "re-raised in the parent process at "), ("script_source", "in the scripted code at "),
-               ("torch_source", "in torch's C++ at "), ("logged_from", "logged from "))
+               ("torch_source", "in torch's C++ at "), ("extension_source", "in the extension's C++ at "),
+               ("logged_from", "logged from "), ("failed_test", "in the failed test "))
 
 
 def _rows(diagnosis: Diagnosis) -> list[_Row]:
@@ -112,7 +113,7 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
     if rank:
         rows.append(_Row([("  ", None)], [(rank, "dim")]))
     rows += _frame_rows(diagnosis.facts)
-    rows += _printed_with_rows(diagnosis.facts.get("printed_with"))
+    rows += _printed_with_rows(diagnosis.facts.get("printed_with"), diagnosis.rule)
     if diagnosis.culprits:
         rows.append(_Row([("  ", None)], [("culprits:", "bold")]))
         width = min(max(len(str(c.get("name", ""))) for c in diagnosis.culprits), 40)
@@ -139,6 +140,8 @@ def _frame_rows(facts: dict[str, Any]) -> list[_Row]:
         if isinstance(frame, dict):
             if not frame.get("file"):  # only the statement was pasted above the error: no file, no line
                 code = f"   {frame.get('code')}" if frame.get("code") else ""
+                if frame.get("line") and frame.get("function"):  # a frame line cut before its file: "line 260, in train"
+                    code = f" line {frame.get('line')} in {frame.get('function')}{code}"
                 rows.append(_Row([("  ", None)], [("raised at" if key == "raised_in" else label.rstrip(), "dim"),
                                                   (_safe(code), None)]))
                 continue
@@ -151,20 +154,21 @@ def _frame_rows(facts: dict[str, Any]) -> list[_Row]:
 
 def _place_row(indent: str, label: str, place: dict, function: bool = False) -> _Row:
     """'label file:line[ in function]   code': one place in the user's or a library's code."""
-    where = escape_controls(f"{place.get('file')}:{place.get('line')}")
+    where = escape_controls(f"{place.get('file')}:{place.get('line')}" if place.get("line") is not None else place.get("file"))
     if function and place.get("function"):
         where += escape_controls(f" in {place['function']}")
     code = f"   {place.get('code')}" if place.get("code") else ""
     return _Row([(indent, None)], [(label, "dim"), (where, "cyan"), (_safe(code), None)])
 
 
-def _printed_with_rows(parts: Any) -> list[_Row]:
+def _printed_with_rows(parts: Any, rule: str | None = None) -> list[_Row]:
     """Records printed with the error that belong to it (facts.printed_with: anomaly mode's warning, a warning a paste
-    holds above its error)."""
+    holds above its error; another copy of the error, with other values: "also ...")."""
     rows = []
     for part in parts if isinstance(parts, list) else ():
-        rows.append(_Row([("  ", None)], [("with ", "dim"), (f"[{_safe(str(part.get('rule')))}] ", "dim"),
-                                          (_safe(str(part.get("summary", ""))), None)]))
+        label = [("also ", "dim")] if rule and part.get("rule") == rule else \
+            [("with ", "dim"), (f"[{_safe(str(part.get('rule')))}] ", "dim")]
+        rows.append(_Row([("  ", None)], [*label, (_safe(str(part.get("summary", ""))), None)]))
         where = part.get("location")
         if isinstance(where, dict) and where.get("file"):
             rows.append(_place_row("    ", "at ", where))

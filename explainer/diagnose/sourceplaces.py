@@ -30,25 +30,48 @@ TORCH_CPP_TREE_RE = lazy_compile(r"(?:^|/)(?:torch/csrc|torch/lib|aten|c10|caffe
 # The place a glog prefix names ("[W ..\\torch\\csrc\\autograd\\python_anomaly_mode.cpp:104] "): torch's C++ logged the line;
 # or torch's Python logger, in the same layout ("W0301 12:00:00.123000 123 torch/_inductor/utils.py:1137] ").
 LOGGED_PLACE_RE = lazy_compile(r"^\s*(?P<path>\S+?\.(?:(?P<python>py)|cpp|cc|cu|cuh|h|hpp|c)):(?P<line>\d+)\s*$")
+# The place loguru's prefix names: the module and the function, then the line where the layout prints it
+# ("__main__:cli_evaluate:348", "app.core.registry:load_all_models"); shown as printed.
+# (and Python logging's "%(name)s line:%(lineno)d" layout: "root line:14", shown as printed)
+# pytest's test id, as its short summary names the failed test: "tests/test_gpu.py::test_root_gpu[1]"
+PYTEST_ID_RE = lazy_compile(r"^(?P<file>[^\s:]+\.py)::(?P<test>\S.*)$")
+LOGURU_PLACE_RE = lazy_compile(r"^(?P<place>[\w.<>-]+:[A-Za-z_<][\w<>.]*|[\w.]+ line)(?::(?P<line>\d+))?$")
 
 
 def torch_source(text: str) -> dict[str, Any] | None:
     """The C++ source file and line (and function) of torch that raised, as the message names them."""
-    found = TORCH_SOURCE_RE.search(text) or THC_CHECK_RE.search(text)
+    found = TORCH_SOURCE_RE.search(text)
     if found is None:
-        return None
+        found = THC_CHECK_RE.search(text)
+        if found is None or not _torch_tree(found.group("path")):
+            return None
     groups = found.groupdict()
     return _source_fact(found.group("path"), found.group("line"),
                         groups.get("function") or groups.get("old_function") or "",
                         f"THCudaCheck FAIL {groups['check']}" if groups.get("check") else "")
 
 
+def extension_source(text: str) -> dict[str, Any] | None:
+    """The file and line of a compiled extension's THC check (mmdet's roi_align_kernel.cu, horovod's cuda_util.cc):
+    THC's macro, the extension's own C++."""
+    found = THC_CHECK_RE.search(text)
+    if found is None or _torch_tree(found.group("path")):
+        return None
+    return {"file": found.group("path").replace("\\", "/"), "line": int(found.group("line")), "function": "",
+            "code": f"THCudaCheck FAIL {found.group('check')}"}
+
+
 def logged_source(place: str) -> tuple[str, dict[str, Any]] | None:
     """The file and line that logged a record, from the place its glog prefix names: ("torch_source", torch's C++
-    place) or ("logged_from", a Python module's: torch/_inductor/select_algorithm.py:1905, from torch/ on), or None."""
+    place) or ("logged_from", a Python module's: torch/_inductor/select_algorithm.py:1905, from torch/ on), ("failed_test", the test pytest's short summary names)
+    or None."""
     found = LOGGED_PLACE_RE.match(place)
+    if found is None and (test := PYTEST_ID_RE.match(place)) is not None:
+        return "failed_test", {"file": test.group(), "line": None, "function": "", "code": ""}  # the id pytest reruns
     if found is None:
-        return None
+        loguru = LOGURU_PLACE_RE.match(place)
+        return None if loguru is None else ("logged_from", {"file": loguru.group("place"), "line": loguru.group("line") and
+                                                            int(loguru.group("line")), "function": "", "code": ""})
     path = found.group("path").replace("\\", "/")
     if found.group("python") or not _torch_cpp(path):
         tree = TORCH_TREE_RE.search(path)
@@ -64,6 +87,13 @@ def _torch_cpp(path: str) -> bool:
     if "/" not in path:
         return not path.endswith(".cc")
     return TORCH_CPP_TREE_RE.search(path) is not None
+
+
+def _torch_tree(path: str) -> bool:
+    """A THC check's file in torch's tree; an extension built on THC's macro (horovod/torch/cuda_util.cc, mmdet's
+    roi_align_kernel.cu) prints its own file, which is not torch's C++."""
+    path = path.replace("\\", "/")
+    return "/" not in path or TORCH_CPP_TREE_RE.search(path) is not None
 
 
 def _source_fact(path: str, line: str, function: str = "", code: str = "") -> dict[str, Any]:

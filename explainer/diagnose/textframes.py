@@ -13,7 +13,8 @@ from explainer._diagnosis import Location
 from explainer._lazyre import lazy_compile
 
 # ("文件" where a paste's "File" went through a translator)
-FRAME_RE = lazy_compile(r'^\s*`?\s*(?:File |文件)["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+# (and "file", where a paste lowercased it)
+FRAME_RE = lazy_compile(r'^\s*`?\s*(?:[Ff]ile |文件)["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 # A frame line whose beginning was cut off in the paste: 'tph-yolov5/utils/loss.py", line 243, in build_targets'.
 CUT_FRAME_RE = lazy_compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 # pytest's report (--tb=short, and the middle entries of its default --tb=auto): "path/to/x.py:123: in forward", then
@@ -42,7 +43,12 @@ IPYTHON_FRAME_RES = [
     lazy_compile(r'^\s*(?P<file>Cell In\s*\[\d+\]), line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
     lazy_compile(r'^\s*(?P<file>Input In \[\d+\]), in (?P<func>.+?)\s*$'),
 ]
-ARROW_RE = lazy_compile(r"^\s*-*>\s*(?P<line>\d+)\s(?P<code>.*)$")
+# (a web page's typography turns IPython's "---->" into "—>" or "→")
+ARROW_RE = lazy_compile(r"^\s*(?:[—–]?-*>|→)\s*(?P<line>\d+)\s(?P<code>.*)$")
+# pdb's place where the debugger stopped, "> /x/_impl/adjoint.py(31)backward()" (its "> " taken off as a quote's mark),
+# then its line "-> t, flat_params, *ans = ctx.saved_tensors" (the code, read as an unindented frame's)
+PDB_FRAME_RE = lazy_compile(r"^\s*(?:`{3}\s*)?(?:> ?)?(?P<file>[^\s`>()][^()]*?\.py)\((?P<line>\d+)\)(?P<func><\w+>|[A-Za-z_][\w.]*)\(\)\s*$")
+PDB_CODE_MARK = "-> "
 CONTEXT_LINE_RE = lazy_compile(r"^\s*\d+(?:\s|$)")
 
 
@@ -165,6 +171,11 @@ def package_entry(frames: list[Frame]) -> Frame | None:
 PACKAGE_RE = lazy_compile(r"/(?:site|dist)-packages/(?:[^/]+\.egg/)?(?P<package>[^/]+)/")
 
 
+def package_of(path: str) -> str:
+    """The installed package a frame's file belongs to ("torch", "torch_scatter"), or ""."""
+    return _package(path)
+
+
 def _package(path: str) -> str:
     """The installed package a frame's file belongs to ("torch", "torch_scatter"), or ""."""
     lowered = path.replace("\\", "/")
@@ -248,12 +259,21 @@ def _is_torch_path(lowered: str) -> bool:
     return re.search(r"(^|/)torch/\S*\.pyc?$", lowered) is not None  # (Python 2's IPython names the .pyc)
 
 
+# A frame line cut before its line number, the file gone with what was cut: "line 260, in train" (a paste that begins
+# there); a frame of no file
+FILELESS_FRAME_RE = lazy_compile(r"^\s*line (?P<line>\d+), in (?P<func><\w+>|[A-Za-z_][\w.]*)\s*$")
+
+
 def frame_match(line: str) -> Frame | None:
     found = FRAME_RE.match(line) or CUT_FRAME_RE.match(line)
     if found:
         return Frame(found.group("file"), int(found.group("line")), (found.group("func") or "").strip())
+    if line[:1] in " l" and ", in " in line and (found := FILELESS_FRAME_RE.match(line)) is not None:
+        return Frame("", int(found.group("line")), found.group("func"))
     if ": in " in line and (found := PYTEST_FRAME_RE.match(line)) is not None:
         return Frame(found.group("file"), int(found.group("line")), found.group("func"), pytest=True)
+    if ".py(" in line and (found := PDB_FRAME_RE.match(line)) is not None:
+        return Frame(found.group("file"), int(found.group("line")), found.group("func"))
     for pattern in IPYTHON_FRAME_RES:
         found = pattern.match(line)
         if found:
@@ -340,6 +360,34 @@ def frames_below(lines: list[str]) -> tuple[list[str], list[Frame]]:
     return lines[:start], frames[::-1]
 
 
+# A console's hard wrap in the middle of a word: "Variable[torch.Flo" / "atTensor]". Joined only where the two pieces
+# make one of torch's type names and the piece before the break is not one already (a known token, never a guess).
+WRAPPED_TAIL_RE = lazy_compile(r"[A-Za-z_][\w.]*$")
+WRAPPED_HEAD_RE = lazy_compile(r"^[A-Za-z_]\w*")
+KNOWN_TOKEN_RE = lazy_compile(r"(?:torch\.(?:cuda\.)?)?(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool|"
+                              r"ComplexFloat|ComplexDouble)Tensor|torch\.(?:u?int(?:8|16|32|64)|float(?:16|32|64)|"
+                              r"b?float16|double|half|long|short|bool|complex(?:64|128))")
+
+
+def word_rejoined(text: str) -> str:
+    """The message with a word a console broke at its width put back together (the line before the break at least
+    WRAP_WIDTH long), where the joined word is a known token of torch's and the piece before the break is not."""
+    if "\n" not in text:
+        return text
+    lines = text.split("\n")
+    out = [lines[0]]
+    for line in lines[1:]:
+        last = out[-1]
+        if len(last) >= WRAP_WIDTH and (tail := WRAPPED_TAIL_RE.search(last)) is not None \
+                and (head := WRAPPED_HEAD_RE.match(line)) is not None \
+                and KNOWN_TOKEN_RE.fullmatch(tail.group() + head.group()) is not None \
+                and KNOWN_TOKEN_RE.fullmatch(tail.group()) is None:
+            out[-1] = last + line
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
 # An error line that is its type alone: `raise SomeError`, an `assert` with no message, a C extension's bare error.
 BARE_ERROR_RE = lazy_compile(r"^(?:[A-Za-z_]\w*\.)*[A-Z]\w*:?$")
 
@@ -374,6 +422,19 @@ class RichBox:
 
     def __init__(self) -> None:
         self.cut = ""  # the beginning of a frame's path, cut at the box's edge
+        self.width = 0  # the width of the box closed last (the console's): rich wraps the error under it there
+
+    def rewrapped(self, previous: str, line: str) -> str | None:
+        """How line, under the box's error line previous (as printed), joins it where rich wrapped the message at
+        the box's width: "" where it folded a word longer than the width ("torch.Flo", "atTensor"), " " where it moved
+        a word that did not fit to the next line; None for a line of the message's own (indented, or one whose first
+        word would have fitted)."""
+        width = self.width
+        if not width or not line or line[:1].isspace() or not previous or len(previous) > width:
+            return None
+        if len(previous) == width and " " not in previous.strip():
+            return ""  # (a folded word fills whole lines of its own)
+        return " " if len(previous) + 1 + len(line.split(None, 1)[0]) > width else None
 
     def unbox(self, line: str) -> str | None:
         """The line as Python would print it ("" for what it leaves out: borders, source lines around
@@ -385,7 +446,10 @@ class RichBox:
                 return self._panel_text(frame.group())  # a frame's panel line whose left edge the paste cut off
             return None
         if RICH_TITLE_RE.match(line):
+            self.width = 0
             return "Traceback (most recent call last):"
+        if stripped[0] == "╰" and stripped.rstrip()[-1:] == "╯":
+            self.width = len(stripped.rstrip())  # the box's bottom border: the error line follows
         panel = RICH_PANEL_RE.match(line)
         if stripped[0] != "│" or panel is None or panel.group("inner").lstrip()[:1] in ("│", "╭", "╰"):
             return ""  # a border, or a nested locals panel

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from typing import Iterator
 
 from .loglines import FoundError, Line
-from .logpatterns import PYTEST_MARKED_LINE, SOURCE_DEF_RE
-from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, MAX_VALUE_CHARS, RAISE_RE, WRAP_WIDTH, Frame,
-                         annotated_name, frame_match)
+from .logpatterns import BARE_TYPE_RE, PYTEST_MARKED_LINE, SOURCE_DEF_RE, WORKER_HEAD_RE
+from .textframes import (ARROW_RE, CALL_LINE_RE, CONTEXT_LINE_RE, FRAME_RE, MAX_VALUE_CHARS, PDB_CODE_MARK, PDB_FRAME_RE,
+                         RAISE_RE, WRAP_WIDTH, Frame, annotated_name, frame_match)
 
 MAX_VALUES = 12  # of one frame's code, as loguru printed them
 MAX_PYTEST_FRAMES = 200
@@ -35,6 +36,10 @@ class TracebackReader:
     reported: bool  # a record was found in this stream
     last_done: FoundError | None  # the last record finished
     elided: bool = False  # the line before stood for frames the paste left out
+    unended: list[Frame]  # the frames of the last traceback a line outside it ended, with no error line under them
+    lines: list[str]  # the open record's lines
+    embedded_depth: int
+    vscode: bool
 
     def cut_traceback(self, number: int, rank: int | None) -> FoundError | None:
         """A traceback that ends without its error line, at a `raise Type("text")` statement."""
@@ -45,6 +50,29 @@ class TracebackReader:
             return None
         text = f"{found.group('type')}: {found.group('msg')}"
         return FoundError(text, self.frames, number, [rank] if rank is not None else [], before=self.before())
+
+    def traceback_ended(self, number: int, rank: int | None) -> Iterator[FoundError]:
+        """A traceback a line outside it ended: the error its `raise` statement names; else pytest's short entries kept
+        (a long one follows in its default layout); else its frames kept as unended, with no error line under them (an
+        error printed above its traceback: Chainer's "Exception in main training loop: ...", then the traceback, then
+        "Will finalize trainer extensions and updater before reraising the exception.")."""
+        cut = self.cut_traceback(number, rank)
+        if cut is not None:
+            yield cut
+        elif self.frames and self.frames[-1].pytest:
+            self.keep_pytest_frames(self.frames)
+        elif self.frames:
+            self.unended = self.frames
+        self.in_traceback, self.frames = False, []
+
+    def traceback_below(self, line: str) -> bool:
+        """A frame line right under a one-line error (or a type alone, "TraceError:", and its message's line): its traceback,
+        put after it (not a worker's re-raise's frames, nor TorchScript's quote of its source, which names no function);
+        or the place pdb stopped at, which pdb prints under the error it stopped on."""
+        frame, (first, *rest) = FRAME_RE.match(line) or PDB_FRAME_RE.match(line), self.lines
+        one_line = BARE_TYPE_RE.match(first) and rest[0][:1] not in ("", " ", "\t") if rest else not first.rstrip().endswith(":")
+        return bool(one_line and frame is not None and frame.group("func") and not self.embedded_depth and not self.vscode
+                    and not WORKER_HEAD_RE.search(first))
 
     def _named_end(self, line: str) -> re.Match | None:
         """The error line of IPython's traceback whose header named its type, when no other reading knows the type."""
@@ -109,6 +137,8 @@ class TracebackReader:
         if self.in_traceback and seen.header is None and frame is None and self.frames \
                 and not seen.line[:1].isspace() and self._unindented_frame_part(seen):
             return True
+        if (frame is None or not frame.file) and seen.stripped[:5] == "line " and self.previous.rstrip().endswith('",'):
+            frame = frame_match(f"{self.previous.rstrip()} {seen.stripped}")  # 'File "x.py", ' broken before its line
         if frame is not None and not self.in_traceback:
             self.in_traceback, self.frames = True, []  # a traceback pasted without its first lines
             if self.recent and self.recent[-1][1] == self.previous.strip() and CALL_LINE_RE.match(self.previous):
@@ -149,7 +179,7 @@ class TracebackReader:
                 return True
         last = self.frames[-1]
         if after_frame and not last.code and not last.ipython and stripped and not ARROW_RE.match(line):
-            last.code = stripped
+            last.code = stripped.removeprefix(PDB_CODE_MARK)  # (pdb's "-> " before the line it stopped at)
             return True
         return wrapped
 

@@ -12,6 +12,8 @@ from typing import Any, Callable, TextIO
 from explainer._gc import paused_gc
 from explainer.diagnose.render import choose_format, internal_failure_line, render
 
+from .shadowing import installed_libraries_only
+
 _lock = threading.RLock()
 _state: dict[str, Any] = {"installed": False, "format": None, "previous": None, "previous_thread": None}
 
@@ -83,7 +85,7 @@ def _print_recorded(previous: Callable, *args: Any) -> tuple[str | None, bool]:
 
 def explain(exc: BaseException, tb: TracebackType | None = None, printed: str | None = None):
     # Imported at the moment of a crash, so that install() costs almost nothing at start-up.
-    with paused_gc():
+    with paused_gc(), installed_libraries_only():
         from explainer.diagnose.explain import explain as explain_exception
 
         return explain_exception(exc, tb=tb, printed=printed)

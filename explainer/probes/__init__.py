@@ -13,7 +13,8 @@ returns MISSING when the attribute is not stored there),
 never repr() or str() of user objects. Name a pack's probes after its prefix so they cannot clash.
 
 The built-in probes live in the subpackages, one module per family: ops/ (tensor operations),
-layers/ (modules and losses), runtime/ (autograd, devices, memory, data, distributed); readers/ holds
+layers/ (modules and losses), runtime/ (autograd, devices, memory, data, distributed), environment/
+(imports, installed releases, call signatures, None values); readers/ holds
 what they share. Rules name the probes they use; an unknown name is a rule-load error. Importing a
 probe module is on the crash path, so they keep module-level work small: patterns stay strings,
 compiled (and cached) the first time a probe runs. May import: explainer's foundation modules only.
@@ -84,7 +85,7 @@ def _origin(function: Callable) -> tuple[str, str]:
     return function.__module__, function.__qualname__
 
 
-BUILTIN_FAMILIES = ("ops", "layers", "runtime")
+BUILTIN_FAMILIES = ("ops", "layers", "runtime", "environment")
 
 
 def load_builtin_probes() -> dict[str, Probe]:

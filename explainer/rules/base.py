@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import marshal
 import os
 import re
 import threading
@@ -18,7 +21,7 @@ from explainer._gc import paused_gc
 from explainer._lazyre import lazy_compile
 
 from .packs import Pack, discover_packs, display_path
-from .prefilter import Sample, gated_rules, gates, open_gates
+from .prefilter import Sample, gated_rules, gates, open_gates, required_runs
 from .rule import (DETAIL_FIELDS, MATCH_FIELDS, Rule, builtin_rules_dir, load_rule_file, rule_file_names, rule_from_data, rule_to_data,
                    text_may_match)
 
@@ -65,7 +68,7 @@ class RuleBase:
         if self._opened is not None and self._opened[0] == text:
             return self._opened[1]
         if self._gates is None:
-            self._gates = gated_rules([rule.gates for rule in self.rules])
+            self._gates = _cached_gated_rules([rule.gates for rule in self.rules])
         opened = [self.rules[position] for position in open_gates(text, *self._gates)]
         self._opened = (text, opened)
         return opened
@@ -116,13 +119,31 @@ class RuleBase:
         return found
 
 
+def _cached_gated_rules(all_gates: list) -> tuple:
+    """gated_rules(all_gates), as an earlier process with the same rules' gates worked it out (a few ms at each crash
+    otherwise): kept under a digest of the gates themselves, so any change of a rule's required text misses it."""
+    data = marshal.dumps(all_gates)
+    path = cache_file("gates", hashlib.sha1(data).hexdigest())
+    kept = load_marshal(path)
+    if isinstance(kept, tuple) and len(kept) == 3:
+        return kept
+    built = gated_rules(all_gates)
+    save_marshal(path, built)
+    return built
+
+
 def match_rule(rule: Rule, text: str, timeouts: set[str] | None = None, code: str | None = None) -> Match | None:
     """The rule's first pattern that matches text; for a rule with `code` patterns, only where one of them also
     matches the raising frame's code line (code, where the caller knows it, else the line just above the match), or
     where the pattern is not one of the rule's code_gates."""
+    code_possible = None
     for index, required in enumerate(rule.literals):
         if not text_may_match(required, text):
             continue  # cannot match: no need to compile or run the pattern
+        if code is not None and rule.code_sources and (not rule.code_gates or index in rule.code_gates):
+            code_possible = _code_may_match(rule, code) if code_possible is None else code_possible
+            if not code_possible:
+                continue  # no code sign can match the known code line: the pattern could not answer
         pattern = rule.pattern(index)
         try:
             found = pattern.search(text, timeout=MATCH_TIMEOUT_S)
@@ -164,6 +185,18 @@ def line_above(text: str, at: int) -> str:
             return line
         end = start
     return ""
+
+
+def _code_may_match(rule: Rule, code: str) -> bool:
+    """Whether one of the rule's code patterns may match a line of code, by their literal runs: a bare KeyError on a
+    line that reads no checkpoint then costs no pattern compile (nor the `regex` import)."""
+    lines = [line.strip() for line in code.splitlines() if line.strip()]
+    return any(text_may_match(_code_runs(source), line) for source in rule.code_sources for line in lines)
+
+
+@functools.lru_cache(maxsize=None)
+def _code_runs(source: str) -> list[list[str]] | None:
+    return required_runs(source)
 
 
 def _code_signs(rule: Rule, code: str) -> dict[str, Any] | None:

@@ -4,6 +4,7 @@ impossible allocations, in-place version bumps, freed graphs, frozen models, and
 from __future__ import annotations
 
 import gc
+import re
 import sys
 import warnings
 import weakref
@@ -14,9 +15,10 @@ import torch
 from explainer import explain
 from explainer.diagnose.explain import explain_text
 from explainer.probes import ProbeContext
-from explainer.probes.runtime.memory import graph_size, oom_numbers, parse_size
+from explainer._inspect import user_frames, walk_traceback
+from explainer.probes.runtime.memory import find_leaks, grad_fn_of, graph_size, oom_numbers, parse_size
 
-from conftest import raise_fixture
+from conftest import raise_fixture, run_explainer
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -37,14 +39,24 @@ def test_leaked_graphs_in_losses_are_found_and_measured():
     exc = raise_fixture("fixtures/memory/cpu_leaked_graphs.py")
     losses = _fixture_frame(exc, "cpu_leaked_graphs.py").f_locals["losses"]
     diagnosis = explain(exc)
-    assert diagnosis.rule == "memory.cpu_alloc"
+    assert diagnosis.rule == "memory.cpu_alloc", str(exc)
     facts = diagnosis.facts
-    assert facts["leak_name"] == "losses"
+    if facts.get("leak_name") != "losses":  # (seen once in a long, loaded test run: say why if it comes back)
+        records = walk_traceback(exc.__traceback__)
+        pytest.fail(f"no leak found: {exc}; {len(losses)} losses, with grad_fn: {[grad_fn_of(l) is not None for l in losses]}; "
+                    f"user frames {[r.filename for r in user_frames(records)]}; found again: {find_leaks(records)}; "
+                    f"internal errors {diagnosis.internal_errors}; facts {facts}")
     assert facts["leak_count"] == len(losses) >= 2
     # Each kept graph holds at least the Linear input, the ReLU output and the MSE operands: 4 MiB each.
     assert facts["leak_saved_bytes"] >= len(losses) * 3 * 4 * 2**20
-    assert facts["requested_bytes"] == 4 * 2**20 and facts["requested_size"] == "4.00 MiB"
     assert diagnosis.summary.startswith(f"losses holds {len(losses)} tensors with grad_fn")
+    # The cap is usually met by a 4 MiB tensor; in a process whose heap is laid out otherwise (a long test run), a
+    # small C++ allocation can meet it first: both are real endings of the same leak.
+    if str(exc) in ("std::bad_alloc", "Failed to allocate a Tensor object"):
+        assert f"failed (`{exc}`" in diagnosis.summary and "requested_bytes" not in facts
+    else:
+        assert facts["requested_bytes"] == 4 * 2**20 and facts["requested_size"] == "4.00 MiB"
+        assert diagnosis.summary.endswith("RAM ran out when the next tensor needed 4.00 MiB.")
     assert any("`losses.append(loss.item())`" in fix and f"{len(losses)} graphs" in fix for fix in diagnosis.fixes)
     assert diagnosis.culprits[0]["name"] == "losses" and diagnosis.culprits[0]["tensors_with_grad_fn"] == len(losses)
     assert facts["batch_name"] == "inputs" and facts["batch_size"] == 16384
@@ -61,7 +73,41 @@ def test_explainer_keeps_no_reference_to_the_leaked_tensors():
     frame.clear()
     del frame, exc, diagnosis
     gc.collect()
-    assert first() is None and inputs() is None, "a tensor the diagnosis looked at is still referenced"
+    kept = [ref() for ref in (first, inputs) if ref() is not None]
+    holders = [type(holder).__name__ for tensor in kept for holder in gc.get_referrers(tensor)]
+    del kept
+    assert first() is None and inputs() is None, f"a tensor the diagnosis looked at is still referenced by {holders}"
+
+
+def test_leak_that_ends_in_a_cpp_bad_alloc_is_found():
+    # torch raises a failed small C++ allocation (a graph node) as `RuntimeError: std::bad_alloc`, with no size. Run
+    # alone, the fixture meets its cap there every time; inside a long test process, the heap's layout can make a
+    # tensor's 32 bytes fail first, so it runs as a user would run it.
+    done = run_explainer("fixtures/memory/cpu_bad_alloc_leak.py")
+    assert done.returncode == 1
+    traceback, _, diagnosis = done.stderr.partition("torch-explainer [")
+    assert traceback.startswith("Traceback (most recent call last):\n")
+    assert re.search(r'cpu_bad_alloc_leak\.py", line 2[67], in <module>\n', traceback), traceback[:400]
+    # torch's C++ `new` failing (a graph node), or, on a busier heap, the new tensor's Python object
+    ending = re.search(r"\n(RuntimeError: std::bad_alloc|torch.OutOfMemoryError: Failed to allocate a Tensor object)\n$",
+                       traceback)
+    assert ending, traceback[-300:]
+    assert diagnosis.startswith("memory.cpu_alloc]")
+    count = int(re.search(r"predictions holds (\d+) tensors with grad_fn, keeping \1 computation graphs alive", diagnosis)[1])
+    assert count > 1000
+    assert ": a graph node, a tensor's header or its Python object, so the message names no size)" in diagnosis
+    assert (f"`predictions.append(scorer(sample).item())` instead of `predictions.append(scorer(sample))`, which lets "
+            f"{count} graphs") in diagnosis
+    # One sample per step: chunking the batch is no advice.
+    assert "in chunks" not in diagnosis
+
+
+def test_bad_alloc_without_live_evidence_names_memory_and_the_library_clash():
+    pasted = explain_text('Traceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n'
+                          "RuntimeError: std::bad_alloc")
+    assert pasted.rule == "memory.cpu_alloc"
+    assert "out of host RAM or of its memory limit" in pasted.summary and "clash between compiled libraries" in pasted.summary
+    assert any("`ulimit -v`" in fix and "library clash" in fix for fix in pasted.fixes)
 
 
 def test_impossible_cpu_allocation_names_the_batch():

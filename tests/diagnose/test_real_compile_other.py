@@ -86,14 +86,19 @@ def test_message_only_summaries_name_the_values(message, rule, values):
     "ERROR: Could not find a version that satisfies the requirement triton (from versions: none)",
     "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
     "ImportError: /usr/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12",
-    "TypeError: 'NoneType' object is not iterable",
     "ValueError: The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()",
-    "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'",
     "AttributeError: Can't get attribute 'Net' on <module '__main__' (built-in)>",
 ])
 def test_near_misses_stay_with_no_compile_or_other_rule(message):
     rule = explain_text(message).rule
     assert rule is None or not rule.startswith(("compile.", "other.")), rule
+
+
+def test_ddps_wrapper_without_the_models_method_says_model_module():
+    diagnosis = explain_text("AttributeError: 'DistributedDataParallel' object has no attribute 'generate'")
+    assert diagnosis.rule == "other.object_has_no_attribute"
+    assert "DistributedDataParallel wrapper" in diagnosis.summary
+    assert any("`model.module.generate`" in fix for fix in diagnosis.fixes)
 
 
 # --- TorchScript, tracing and export wordings raised by real torch calls -------------------------

@@ -118,8 +118,10 @@ def test_diagnoses_name_the_values(message, rule, values):
     # torch.distributed.launch's own worker with --local_rank is distributed.child_failed's, not a bare SIGFPE
     ("subprocess.CalledProcessError: Command '['/usr/bin/python3', '-u', 'train.py', '--local_rank=1']' died with "
      "<Signals.SIGFPE: 8>.", "other.native_fpe"),
-    # a floating point exception with nothing that says Python ran
-    ("Floating point exception (core dumped)", "other.native_fpe"),
+    # darknet's floating point exception under its own log (round 26 claims the shell's line only when it is the whole
+    # paste; https://github.com/GuiltyNeuron/ANPR/issues/27)
+    ("Loading weights from darknet53.conv.74...Done!\nResizing\n480\nFloating point exception (core dumped)",
+     "other.native_fpe"),
     # a sparse tensor asked for strides is a real unsupported call, not a build mismatch
     ("RuntimeError: Tensors of type SparseTensorImpl do not have strides", "other.tensorimpl_abi_mismatch"),
     # attributes that any object may lack are not nn.Module methods of a newer torch
@@ -132,10 +134,15 @@ def test_near_misses_are_not_claimed_by_these_rules(message, rule):
     assert explain_text(message).rule != rule
 
 
+def test_a_name_missing_from_a_system_installed_library_gets_the_generic_release_rule():
+    # huggingface_hub under /usr/lib/python3 (a distribution's package, not pip's): not the specific
+    # other.hf_hub_cached_download, only the generic fallback for a name a release lacks (round 24's reading)
+    text = ("ImportError: cannot import name 'cached_download' from 'huggingface_hub' "
+            "(/usr/lib/python3/huggingface_hub/__init__.py)")
+    assert explain_text(text).rule == "other.import_name_missing"
+
+
 @pytest.mark.parametrize("message", [
-    # a library's own import error of another library is not PyTorch's (mmcv's version check and timm's registry
-    # are `other` since round 15: tests/diagnose/test_round15_lead.py, test_round15_install.py)
-    "ImportError: cannot import name 'cached_download' from 'huggingface_hub' (/usr/lib/python3/huggingface_hub/__init__.py)",
     # pip finding no torch wheel is a packaging message, not a PyTorch failure
     "ERROR: Could not find a version that satisfies the requirement torch==2.1.0 (from versions: none)\n"
     "ERROR: No matching distribution found for torch==2.1.0",

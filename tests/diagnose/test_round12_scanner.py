@@ -110,12 +110,13 @@ def test_thcs_check_after_a_kernels_assertion_is_the_same_failure_and_names_torc
     ("r12_b.yaml#6", "device.illegal_memory_access", ("THCReduceAll.cuh", 317, "", "THCudaCheck FAIL error=77")),
     # the reason THC printed on the next line: a compiled extension's check, or an unknown code
     ("devmem.yaml#41", "device.no_kernel_image", ("THCGeneral.cpp", 663, "", "THCudaCheck FAIL error=11")),
+    # a compiled extension's file (THC's macro): the extension's C++, not torch's
     ("r11_b.yaml#4", "device.cuda_runtime_error", ("roi_align_kernel.cu", 139, "", "THCudaCheck FAIL error=98")),
 ])
 def test_a_thc_check_line_keeps_the_lines_under_it_and_names_its_source(where, rule, source):
     diagnosis = _ruled(where)[0]
     assert diagnosis.rule == rule
-    assert _place(diagnosis.facts["torch_source"]) == source
+    assert _place(diagnosis.facts.get("torch_source") or diagnosis.facts["extension_source"]) == source
 
 
 @pytest.mark.parametrize("where, raised_in", [

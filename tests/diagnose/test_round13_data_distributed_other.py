@@ -16,11 +16,7 @@ import explainer
 from explainer.cli.explain import explain_stream
 from explainer.diagnose.explain import explain_text
 
-from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste, raised
-
-
-def rules_of(text: str) -> list[str | None]:
-    return [d.rule for d in explain_stream(io.StringIO(text))]
+from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste, raised, rules_of
 
 
 # --- raised by real torch calls --------------------------------------------------------------------

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import io
 
-from conftest import ROOT, benchmark_module, run_explainer, run_python, place as _place, ruled_diagnoses as _ruled
+import pytest
+
+from conftest import PYTEST_TERMINALS, ROOT, benchmark_module, run_explainer, run_python, place as _place, ruled_diagnoses as _ruled
 from explainer.cli.explain import explain_stream
 from explainer.diagnose.logscan import scan
 from explainer.diagnose.render import render_text
@@ -111,11 +113,12 @@ def test_pytests_closing_line_is_where_the_error_was_raised_even_with_the_error_
     assert _place(diagnosis.facts["raised_in"])[:2] == ("serialization.py", 1529)
 
 
-def test_a_live_pytest_report_of_a_torch_error_is_read_with_the_place_torch_raised_it():
+@pytest.mark.parametrize("width", PYTEST_TERMINALS)  # the short summary's line cut, or whole: the same error again
+def test_a_live_pytest_report_of_a_torch_error_is_read_with_the_place_torch_raised_it(width):
     result = run_python("-m", "pytest", "-q", "-p", "no:cacheprovider", "fixtures/shape/pytest_linear_width.py",
-                        cwd=ROOT)
+                        cwd=ROOT, env=PYTEST_TERMINALS[width])
     assert "E       RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)" in result.stdout
-    [diagnosis] = [d for d in explain_stream(io.StringIO(result.stdout)) if d.rule]
+    [diagnosis] = explain_stream(io.StringIO(result.stdout))
     assert diagnosis.rule == "shape.matmul" and "512" in diagnosis.summary and "256" in diagnosis.summary
     assert "input_line" in diagnosis.facts  # the record itself, not the paste read whole
     assert _place(diagnosis.facts["raised_in"])[0] == "linear.py"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 
 import pytest
-from conftest import ROOT, benchmark_module, run_python, place as _place, ruled_diagnoses as _ruled
+from conftest import PYTEST_TERMINALS, ROOT, benchmark_module, run_python, place as _place, ruled_diagnoses as _ruled
 from explainer.cli.explain import explain_found, explain_stream, ranks_note
 from explainer.diagnose.explain import torch_source
 from explainer.diagnose.logblocks import scan_blocks
@@ -135,36 +135,49 @@ def test_a_warning_torchs_cpp_issued_names_that_place_as_torchs_source():
 
 # --- pytest's report ------------------------------------------------------------------------------------------------
 
+# pytest cuts its short summary's lines to the terminal's width: at 80 columns "FAILED path::test - RuntimeError: ..."
+# loses its message, at 250 it keeps it whole (a second record of the same error), and so does CI's at any width
+WIDTHS = tuple(PYTEST_TERMINALS)
+
+
 @pytest.fixture(scope="module")
-def pytest_reports() -> dict[str, str]:
+def pytest_reports() -> dict[tuple[str, str], str]:
     reports = {}
     for layout in ("long", "short", "auto"):
-        result = run_python("-m", "pytest", "-q", "-p", "no:cacheprovider", f"--tb={layout}",
-                            "fixtures/shape/pytest_model_forward.py", cwd=ROOT)
-        assert "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)" in result.stdout
-        reports[layout] = result.stdout
+        for width in WIDTHS:
+            result = run_python("-m", "pytest", "-q", "-p", "no:cacheprovider", f"--tb={layout}",
+                                "fixtures/shape/pytest_model_forward.py", cwd=ROOT, env=PYTEST_TERMINALS[width])
+            assert "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)" in result.stdout
+            reports[layout, width] = result.stdout
     return reports
 
 
+@pytest.mark.parametrize("width", WIDTHS)
 @pytest.mark.parametrize("layout", ["long", "short", "auto"])
-def test_pytests_report_in_each_layout_is_read_as_the_traceback_it_stands_for(pytest_reports, layout):
-    [found] = scan(pytest_reports[layout].splitlines())
+def test_pytests_report_in_each_layout_is_read_as_the_traceback_it_stands_for(pytest_reports, layout, width):
+    report = pytest_reports[layout, width]
+    found, *summary = scan(report.splitlines())
     assert found.text == "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)"
     frames = [(f.file.rsplit("/", 1)[-1], f.func, f.code) for f in found.frames]
     assert frames[0] == ("pytest_model_forward.py", "test_encoder_gets_inputs_of_the_wrong_width",
                          "encoder(torch.randn(32, 512))")
     assert ("pytest_model_forward.py", "forward", "return self.fc(x)") in frames
     assert frames[-1][:2] == ("linear.py", "forward") and frames[-1][2].startswith("return F.linear(")
-    [diagnosis] = [d for d in explain_stream(io.StringIO(pytest_reports[layout])) if d.rule]
-    assert diagnosis.rule == "shape.matmul"
+    test_id = "fixtures/shape/pytest_model_forward.py::test_encoder_gets_inputs_of_the_wrong_width"
+    assert [(s.text, s.logged_at) for s in summary] == ([] if width == "80" else [(found.text, test_id)])
+    [diagnosis] = explain_stream(io.StringIO(report))  # the summary's repeat is the same failure, not a second
+    assert diagnosis.rule == "shape.matmul" and "occurrences" not in diagnosis.facts
     assert _place(diagnosis.location) == ("pytest_model_forward.py", 17, "forward", "return self.fc(x)")
     assert _place(diagnosis.facts["raised_in"])[:3] == ("linear.py", found.frames[-1].line, "forward")
+    assert (diagnosis.facts.get("failed_test") or {}).get("file") == (None if width == "80" else test_id)
 
 
-def test_pytests_summary_is_not_read_as_part_of_the_error(pytest_reports):
-    # --tb=short: "E   RuntimeError: ..." then "=== short test summary info ===" and "FAILED ..." at once
-    [found] = scan(pytest_reports["short"].splitlines())
-    assert "short test summary" not in found.text and "FAILED" not in found.text
+@pytest.mark.parametrize("width", WIDTHS)
+def test_pytests_summary_is_not_read_as_part_of_the_error(pytest_reports, width):
+    # --tb=short: "E   RuntimeError: ..." then "=== short test summary info ===" and "FAILED ..." at once, and
+    # -q's closing tally ("1 failed in 1.79s") right under the summary's last line
+    for found in scan(pytest_reports["short", width].splitlines()):
+        assert found.text == "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)"
 
 
 # --- a lone line in a log -----------------------------------------------------------------------------------------

@@ -7,17 +7,9 @@ also live, in a process of its own (it leaves torch unusable in the process that
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from explainer.cli.explain import explain_stream
-
-from conftest import assert_names, corpus_message as corpus, explain_paste, run_explainer
-
-
-def rules_of(text: str) -> list[str | None]:
-    return [d.rule for d in explain_stream(io.StringIO(text))]
+from conftest import assert_names, corpus_message as corpus, explain_paste, rules_of, run_explainer
 
 
 CORPUS = [

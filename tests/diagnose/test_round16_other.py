@@ -13,7 +13,7 @@ import torch
 
 from explainer.cli.explain import explain_stream
 
-from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste, raised
+from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste, raised, rules_of
 
 CORPUS = [
     # the code line of the failing frame names the expression and what replaces it
@@ -58,10 +58,6 @@ PASTED = [
 @pytest.mark.parametrize(("text", "rule", "values"), PASTED, ids=[p[1] + str(i) for i, p in enumerate(PASTED)])
 def test_pasted_wordings_name_their_values(text, rule, values):
     assert_names(explain_paste(text), rule, values)
-
-
-def rules_of(text: str) -> list[str | None]:
-    return [d.rule for d in explain_stream(io.StringIO(text))]
 
 
 @pytest.mark.parametrize("text", [

@@ -7,14 +7,11 @@ threads cited; the nested-tensor and pytree ones also raised live."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from explainer.cli.explain import explain_stream
 from explainer.rules.base import default_rulebase
 
-from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste
+from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste, rules_of
 
 CORPUS = [
     ("r18_a.yaml#3", "other.libtorch_undefined_reference",
@@ -71,10 +68,6 @@ PASTED = [
 @pytest.mark.parametrize(("text", "rule", "values"), PASTED, ids=[p[1] + str(i) for i, p in enumerate(PASTED)])
 def test_pasted_wordings_name_their_values(text, rule, values):
     assert_names(explain_paste(text), rule, values)
-
-
-def rules_of(text: str) -> list[str | None]:
-    return [d.rule for d in explain_stream(io.StringIO(text))]
 
 
 NEW = {"other.libtorch_undefined_reference", "other.libtorch_not_a_member", "other.gptq_exllama_buffer_too_small",

@@ -12,7 +12,7 @@ import pytest
 
 from explainer.cli.explain import explain_stream
 
-from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste
+from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste, rules_of
 
 CORPUS = [
     ("r19_b.yaml#32", "other.deterministic_algorithms", ["CuBLAS", "CUDA >= 10.2", "CUBLAS_WORKSPACE_CONFIG=:4096:8"]),
@@ -58,10 +58,6 @@ def test_pasted_wordings_name_their_values(text, rule, values):
     assert_names(explain_paste(text), rule, values)
 
 
-def rules_of(text: str) -> list[str | None]:
-    return [d.rule for d in explain_stream(io.StringIO(text))]
-
-
 NEW = {"other.deterministic_algorithms", "other.float_size_argument", "other.variable_tensor_mix",
        "other.python_number_not_tensor", "other.named_tensor_unsupported", "other.dgl_api_deprecated",
        "other.keyword_newer_torch"}
@@ -84,9 +80,9 @@ def test_near_misses_are_not_claimed(text):
 
 
 @pytest.mark.parametrize("where", ["r13_a.yaml#83", "r5_b.yaml#58"])
-def test_controls_stay_unexplained(where):
-    """Unexpected keywords that no torch release added: call mistakes, not version gaps."""
-    assert set(rules_of(corpus(where))) <= {None}, rules_of(corpus(where))
+def test_call_mistakes_get_only_the_generic_argument_rule(where):
+    """Unexpected keywords that no torch release added: call mistakes, not version gaps (no torch-release rule)."""
+    assert rules_of(corpus(where)) == ["other.call_signature_mismatch"], rules_of(corpus(where))
 
 
 def test_live_op_without_deterministic_kernel():

@@ -7,13 +7,9 @@ the Trainer or device_map. Messages verbatim from the corpus and the threads cit
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from explainer.cli.explain import explain_stream
-
-from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste
+from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste, rules_of
 
 CORPUS = [
     ("r20_b.yaml#44", "other.plateau_step_metrics", ["'metrics'", "`self.lr_scheduler.step()`", "ReduceLROnPlateau"]),
@@ -74,10 +70,6 @@ PASTED = [
 def test_pasted_wordings_name_their_values(text, rule, values):
     diagnosis = explain_paste(text)
     assert_names(diagnosis, rule, values, diagnosis.summary + " ".join(diagnosis.fixes))
-
-
-def rules_of(text: str) -> list[str | None]:
-    return [d.rule for d in explain_stream(io.StringIO(text))]
 
 
 NEW = {"other.plateau_step_metrics", "other.scheduler_initial_lr_missing", "other.rnn_weights_not_contiguous",

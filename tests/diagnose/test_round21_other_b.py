@@ -7,13 +7,9 @@ from the corpus and the threads cited; one raised live."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from explainer.cli.explain import explain_stream
-
-from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste
+from conftest import assert_names, corpus_message as corpus, explain_fixture, explain_paste, rules_of
 
 CORPUS = [
     ("r21_b.yaml#86", "other.extension_build_failed", ["compute_80", "11.0"]),
@@ -74,10 +70,6 @@ PASTED = [
 def test_pasted_wordings_name_their_values(text, rule, values):
     diagnosis = explain_paste(text)
     assert_names(diagnosis, rule, values, diagnosis.summary + " ".join(diagnosis.fixes))
-
-
-def rules_of(text: str) -> list[str | None]:
-    return [d.rule for d in explain_stream(io.StringIO(text))]
 
 
 NEW = {"other.msvc_extension_build_failed", "other.pyg_optional_package_missing", "other.extension_internal_assert",

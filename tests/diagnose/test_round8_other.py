@@ -152,10 +152,7 @@ def test_diagnoses_name_the_values(message, rule, values):
     "Unsupported operators listed below:\n  - aten::linalg_vector_norm(Tensor self) -> Tensor",
     # a C++ build's nvcc failure with nothing of torch around it, and a bare crash
     "nvcc fatal   : Unsupported gpu architecture 'compute_35'\nCMake Error at gadgetron_toolbox_gpucore_generated.cmake:206",
-    "Segmentation fault (core dumped)",
     "Illegal instruction (core dumped)",
-    # a plain attribute error: nothing says the object is an nn.Module
-    "AttributeError: 'Separation' object has no attribute 'use_amp'",
     "[WARNING]  DeepSpeed Op Builder: Installed CUDA version 12.1 does not match the version torch was compiled with "
     "11.8.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this combination of CUDA, but it may result in unexpected behavior.",
     "ERROR: Could not find a version that satisfies the requirement torch==2.1.0 (from versions: none)",
@@ -163,3 +160,11 @@ def test_diagnoses_name_the_values(message, rule, values):
 def test_near_misses_stay_unclaimed(message):
     rule = explain_text(message).rule
     assert rule is None, rule
+
+
+def test_a_plain_attribute_error_is_only_pythons_generic_reading():
+    # nothing says the object is an nn.Module: not other.nn_module_no_attribute, only the generic fallback (`other`,
+    # fixtures/real/README.md); a bare crash line pasted alone is a native crash (other.native_segfault)
+    assert explain_text("AttributeError: 'Separation' object has no attribute 'use_amp'").rule == \
+        "other.object_has_no_attribute"
+    assert explain_text("Segmentation fault (core dumped)").rule == "other.native_segfault"

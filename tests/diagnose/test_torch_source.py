@@ -8,6 +8,7 @@ import pytest
 
 from conftest import benchmark_module
 from explainer.cli.explain import explain_stream
+from explainer.diagnose.render import render_text
 
 CORPUS = {e.where: e for e in benchmark_module("coverage").load_corpus()}
 
@@ -24,3 +25,15 @@ def test_torchs_cpp_source_is_named_in_every_wording(where, source):
     [diagnosis] = [d for d in explain_stream(io.StringIO(CORPUS[where].message)) if d.rule]
     found = diagnosis.facts["torch_source"]
     assert {k: found.get(k) for k in source} == source
+
+
+@pytest.mark.parametrize("where, file", [
+    ("r21_b.yaml#34", "horovod/torch/cuda_util.cc"),  # horovod's own file under a torch/ folder
+    ("r11_b.yaml#4", "mmdet/ops/roi_align/src/roi_align_kernel.cu"),
+])
+def test_an_extensions_thc_check_is_not_torchs_cpp(where, file):
+    assert f"THCudaCheck FAIL file={file}" in CORPUS[where].message
+    [diagnosis] = [d for d in explain_stream(io.StringIO(CORPUS[where].message)) if d.rule]
+    assert "torch_source" not in diagnosis.facts
+    assert diagnosis.facts["extension_source"]["file"] == file
+    assert f"in the extension's C++ at {file}:" in render_text(diagnosis)

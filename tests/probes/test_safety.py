@@ -187,3 +187,31 @@ def test_explaining_opens_no_network_connection(monkeypatch):
         diagnosis = explainer.explain(raise_fixture(fixture))
         assert diagnosis.rule is not None
     assert explainer.explain_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB").rule
+
+
+class DictProperty:
+    """A class that defines `__dict__` itself: reading an instance's table through it runs the class's code."""
+
+    read: list[str] = []
+
+    @property
+    def __dict__(self):
+        DictProperty.read.append("__dict__")
+        return {"steps": 1}
+
+
+def test_a_class_defining_its_own_dict_is_never_read_through_it():
+    from explainer._inspect import MISSING, instance_dict, safe_getattr
+
+    spy = DictProperty()
+    DictProperty.read.clear()
+    assert instance_dict(spy) is None and safe_getattr(spy, "steps") is MISSING
+    try:
+        spy.step_count  # AttributeError: the generic attribute rule's probes look at spy's names and class
+    except AttributeError as exc:
+        diagnosis = explainer.explain(exc)
+    assert DictProperty.read == []
+    assert diagnosis.rule == "other.object_has_no_attribute" and "DictProperty" in diagnosis.summary
+    # plain objects, modules and nn.Modules keep their tables
+    assert instance_dict(nn.Linear(2, 2))["_parameters"].keys() == {"weight", "bias"}
+    assert instance_dict(torch) is not None and instance_dict(3) is None

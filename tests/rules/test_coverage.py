@@ -48,6 +48,15 @@ def test_values_are_named_in_any_notation():
     assert not coverage.value_named("model.py:75", "at model.py:750 in forward")
     assert coverage.value_named("model.py:75", "at model.py:75 in forward")
     assert not coverage.value_named("1.17 GiB", "Tried to allocate 11.17 GiB")
+    # a frame line cut before its file, with its function: a stated place on that line in that function
+    assert coverage.value_named("line 147, in backward", "raised in /x/torch/autograd/__init__.py:147 in backward")
+    assert not coverage.value_named("line 147, in backward", "raised in /x/torch/autograd/__init__.py:147 in forward")
+    # a source path as its build printed it: the same file and line in the source tree
+    assert coverage.value_named("/pytorch/aten/src/ATen/native/cuda/CuFFTUtils.h:70",
+                                "in torch's C++ at aten/src/ATen/native/cuda/CuFFTUtils.h:70")
+    assert not coverage.value_named("/pytorch/aten/src/ATen/native/cuda/CuFFTUtils.h:70",
+                                    "in torch's C++ at aten/src/ATen/native/cuda/CuFFTUtils.h:701")
+    assert not coverage.value_named("/pytorch/aten/src/ATen/native/cuda/CuFFTUtils.h:70", "at other/CuFFTUtils.h:70")
 
 
 @pytest.fixture(scope="module")

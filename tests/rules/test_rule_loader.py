@@ -398,3 +398,19 @@ def test_context_patterns_provide_facts_from_the_lines_before_the_error(tmp_path
     assert context_facts(rule, "epoch 3") == {} and context_facts(rule, "") == {}
     error = _error(tmp_path, CONTEXT.replace("(?P<path>\\S+)", "(?P<path>\\S+"))
     assert error.field == "context[0]" and "does not compile" in error.message
+
+
+def test_a_code_line_no_sign_of_the_rule_can_match_costs_no_pattern(monkeypatch):
+    """A bare KeyError (fixtures/core/config_keyerror.py raises this one) on a line that reads no checkpoint: the
+    checkpoint rule's code signs cannot match it by their literal runs, so its pattern is never compiled (a crash
+    pays no `regex` import for it); on a line that reads a checkpoint it still answers."""
+    from explainer.rules.base import default_rulebase, match_rule
+
+    rule = next(r for r in default_rulebase().rules if r.id == "data.checkpoint_entry_missing")
+    text = "KeyError: 'learning_rate'"
+    monkeypatch.setattr(rule, "pattern", lambda index: pytest.fail("the pattern was compiled"))
+    assert match_rule(rule, text, code='optimizer = torch.optim.SGD(model.parameters(), lr=config["learning_rate"])') \
+        is None
+    monkeypatch.undo()
+    found = match_rule(rule, text, code='lr = checkpoint["learning_rate"]')
+    assert found is not None and found.groups["key"] == "learning_rate" and found.groups["holder"] == "checkpoint"

@@ -8,7 +8,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
-from explainer._inspect import FrameRecord, child_modules, is_module, is_tensor, safe_getattr, user_frames
+from explainer._inspect import (FrameRecord, child_modules, instance_dict, is_module, is_tensor, safe_getattr,
+                                user_frames)
 
 MAX_OBJECTS = 20_000       # containers and tensors visited per scan
 MAX_DEPTH = 4              # list inside dict inside object inside a frame
@@ -98,11 +99,8 @@ def _children(path: str, obj: Any, depth: int) -> list[tuple[str, Any, int]] | N
         return items
     if kind.__module__ in ("builtins", "types") or kind.__module__.startswith(("torch", "numpy")):
         return None
-    try:
-        inst = object.__getattribute__(obj, "__dict__")
-    except (AttributeError, TypeError):
-        return None
-    if type(inst) is not dict:
+    inst = instance_dict(obj)
+    if inst is None:
         return None
     return [(f"{path}.{key}", value, depth + 1) for key, value in list(inst.items())[:MAX_ITEMS]
             if isinstance(key, str) and not key.startswith("__")]

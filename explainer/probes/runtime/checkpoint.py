@@ -11,8 +11,8 @@ import types
 from collections import OrderedDict
 from typing import Any
 
-from explainer._inspect import (MISSING, child_modules, describe_module, describe_tensor, format_shape, is_module,
-                                is_tensor, resolve_text, safe_getattr)
+from explainer._inspect import (MISSING, child_modules, class_text, describe_module, describe_tensor, format_shape,
+                                instance_dict, is_module, is_tensor, resolve_text, safe_getattr)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import MAX_LISTED, compact, ints_in, submodule, user_expression
 
@@ -440,10 +440,10 @@ def _local_qualname(value: Any) -> str | None:
     if isinstance(value, types.FunctionType):
         return types.FunctionType.__dict__["__qualname__"].__get__(value)
     cls = value if isinstance(value, type) else type(value)
-    module = type.__dict__["__module__"].__get__(cls)
-    if not isinstance(module, str) or module == "builtins" or module.split(".")[0] == "torch":
+    module = class_text(cls, "__module__")
+    if module is None or module == "builtins" or module.split(".")[0] == "torch":
         return None
-    return type.__dict__["__qualname__"].__get__(cls)
+    return class_text(cls, "__qualname__")
 
 
 def _held(value: Any) -> list[tuple[str, Any]]:
@@ -454,11 +454,8 @@ def _held(value: Any) -> list[tuple[str, Any]]:
         return [(f"[{key!r}]", item) for key, item in list(dict.items(value))[:MAX_LISTED] if type(key) in (str, int)]
     if isinstance(value, (type, types.FunctionType)) or type(value).__module__ == "builtins":
         return []
-    try:
-        table = object.__getattribute__(value, "__dict__")
-    except (AttributeError, TypeError):
-        return []
-    if type(table) is not dict:
+    table = instance_dict(value)
+    if table is None:
         return []
     held = [(f".{key}", item) for key, item in table.items() if isinstance(key, str) and not key.startswith("__")
             and key not in ("_parameters", "_buffers", "_modules")]

@@ -8,8 +8,8 @@ import sys
 import types
 from typing import Any, Iterator
 
-from explainer._inspect import (MISSING, FrameRecord, child_modules, describe_module, describe_tensor,
-                                failing_expression, find_local_instance, format_shape, innermost_user_frame, is_module,
+from explainer._inspect import (MISSING, FrameRecord, child_modules, describe_module, describe_tensor, failing_expression,
+                                find_local_instance, format_shape, innermost_user_frame, instance_dict, is_module,
                                 is_tensor, module_frames, module_repr, name_module, resolve_text, safe_getattr)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import submodule
@@ -71,9 +71,8 @@ def named_parameters(module: Any, prefix: str = "") -> Iterator[tuple[str, Any]]
 
 def unregistered_containers(module: Any) -> list[tuple[str, int]]:
     """Attributes holding modules in a plain list, tuple or dict: nn.Module does not see them."""
-    try:
-        inst = object.__getattribute__(module, "__dict__")
-    except (AttributeError, TypeError):
+    inst = instance_dict(module)
+    if inst is None:
         return []
     found = []
     for name, value in list(inst.items()):

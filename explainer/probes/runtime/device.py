@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from explainer._inspect import (MISSING, FrameRecord, child_modules, describe_tensor, failing_expression,
-                                innermost_user_frame, is_module, is_tensor, module_frames, module_roots, name_module,
+                                innermost_user_frame, instance_dict, is_module, is_tensor, module_frames, module_roots, name_module,
                                 resolve, resolve_text, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.producer import assignment_of
@@ -38,11 +38,7 @@ class Holding:
 
 
 def _dict(obj: Any) -> dict:
-    try:
-        inst = object.__getattribute__(obj, "__dict__")
-    except (AttributeError, TypeError):
-        return {}
-    return inst if isinstance(inst, dict) else {}
+    return instance_dict(obj) or {}
 
 
 def _table(module: Any, name: str) -> dict:
