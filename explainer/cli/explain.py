@@ -19,7 +19,7 @@ from explainer.diagnose.sourceplaces import PYTEST_ID_RE, logged_source, torch_s
 from explainer.diagnose.textframes import raising_frames
 from explainer.rules.base import default_rulebase
 
-from .placing import frame_fact, note_outer_caller, note_raising_frame, printed_values
+from .placing import frame_fact, note_outer_caller, note_raising_frame, printed_values, raised_last_first
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
@@ -101,7 +101,10 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
     unexplained_warnings: set[str] = set()
     warned: dict[str, str] = {}  # rule -> key of the first warning it explained
     book = _FoldBook()
+    handling: dict[int, int] = {}  # a record's line -> the line of the record it was raised while handling
     for found in found_errors:
+        if found.handling:
+            handling[found.line] = found.handling
         key = dedupe_key(found.text)
         if key in unexplained_warnings:
             continue
@@ -143,7 +146,7 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
     diagnoses = sorted(seen.values(), key=lambda d: d.facts.get("input_line", 0))
     diagnoses = join_companions(diagnoses)
     link_root_cause(diagnoses)
-    return diagnoses
+    return raised_last_first(diagnoses, handling)
 
 
 def _summary_of_reported(seen: dict[str, Diagnosis], found: FoundError, key: str) -> bool:

@@ -93,7 +93,10 @@ def _fallback_priority(diagnoses: list[Diagnosis]) -> int | None:
     rule that needs the frame's code line with the error (sglang's `req_pool_indices.cpu()`) then still wins, read
     whole."""
     by_id = default_rulebase().by_id
-    priorities = [by_id[d.rule].priority for d in diagnoses if d.rule is not None and d.rule in by_id]
+    # (with the rules of the errors the later ones were raised while handling, shown under them: records explained too)
+    rules = [d.rule for d in diagnoses] + [part.get("rule") for d in diagnoses for part in d.facts.get("printed_with", ())
+                                           if isinstance(part, dict) and part.get("handled")]
+    priorities = [by_id[rule].priority for rule in rules if rule is not None and rule in by_id]
     return max(priorities) if priorities and max(priorities) <= GENERIC_PRIORITY else None
 
 

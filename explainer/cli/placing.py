@@ -1,5 +1,6 @@
 """Where a pasted traceback places an error beyond its location: the frame that raised, the library's way in, the line
-that called the user's function, and the values loguru printed in the raising frame."""
+that called the user's function, and the values loguru printed in the raising frame; and which error of a chain Python
+printed ("During handling of the above exception") leads."""
 
 from __future__ import annotations
 
@@ -55,6 +56,41 @@ def note_raising_frame(diagnosis: Diagnosis, found) -> None:
     if where is None and len(frames) > 1 and not statement.file and statement.code:
         # the paste began with the code line of its first frame: the user's statement, with no place
         diagnosis.facts["statement"] = frame_fact(statement)
+
+
+def raised_last_first(diagnoses: list[Diagnosis], handling: dict[int, int]) -> list[Diagnosis]:
+    """Python exits with the last error of a chain it printed with "During handling of the above exception, another
+    exception occurred:" (an except block that failed in turn): where a rule explains that error, its diagnosis leads,
+    in the place of the error it was raised while handling (a checkpoint's missing 'epoch', then the fallback for a bare
+    state_dict that failed), which is shown under it as context (facts.printed_with, its own parts after it), as the
+    live hook reads a chain: the exception raised last first, then its context. Where no rule explains the later
+    error, the earlier one stays the answer; an error with no rule is not folded under the later one, only put after
+    it. A chain of "The above exception was the direct cause" is not read so: a wrapper raised from the root cause
+    (`raise RuntimeError("Error building extension") from e`) says less than the cause printed first."""
+    if not handling:
+        return diagnoses
+    kept = list(diagnoses)
+    for later in diagnoses:
+        earlier_line = handling.get(later.facts.get("input_line"))
+        if earlier_line is None or later.rule is None:
+            continue
+        earlier = next((d for d in kept if d.facts.get("input_line") == earlier_line), None)
+        if earlier is None or earlier is later:
+            continue
+        kept.remove(later)
+        at = kept.index(earlier)
+        if earlier.rule is not None:
+            kept[at] = later
+            parts = later.facts.setdefault("printed_with", [])
+            parts.append({"rule": earlier.rule, "summary": earlier.summary, "input_line": earlier_line,
+                          "location": earlier.location.to_dict() if earlier.location else earlier.facts.get("raised_in"),
+                          "handled": True})
+            parts.extend(earlier.facts.get("printed_with", []))
+            if earlier.facts.get("ranks"):
+                later.facts["ranks"] = sorted(set(later.facts.get("ranks", [])) | set(earlier.facts["ranks"]))
+        else:
+            kept.insert(at, later)
+    return kept
 
 
 def _outer_caller(frames: list[Frame], where, shown: set) -> Frame | None:

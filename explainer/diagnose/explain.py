@@ -88,10 +88,51 @@ def _explain_live(exc: BaseException, tb: TracebackType | None, rulebase: RuleBa
                 return diagnosis
         found = _match_with_raising_frames(rulebase, text, records)
         if found is not None:
-            diagnosis = _diagnose(found, text, records, candidate, extra_facts=_code_context(found, records))
+            handled = _handled_errors(candidate, chain, text_of, rulebase)
+            facts = {**(_code_context(found, records) or {}), **_handled_context(found, handled)}
+            diagnosis = _diagnose(found, text, records, candidate, extra_facts=facts or None)
+            if parts := [part for part, _ in handled if part is not None]:
+                diagnosis.facts.setdefault("printed_with", []).extend(parts)
             return _in_child(diagnosis, child) if child is not None else diagnosis
     diagnosis = unknown(text_of(exc), user_location(outer_records))
     return _in_child(diagnosis, child) if child is not None else diagnosis
+
+
+MAX_HANDLED = 3  # errors shown under the one explained, each raised while handling the one after it
+HANDLING_LINE = "\n\nDuring handling of the above exception, another exception occurred:\n"
+
+
+def _handled_errors(exc: BaseException, chain: list[BaseException], text_of: ExceptionTexts,
+                    rulebase: RuleBase) -> list[tuple[dict[str, Any] | None, str]]:
+    """The errors exc was raised while handling (Python's "During handling of the above exception, another exception
+    occurred": an except block that failed in turn; not an error it was raised from), the one it was handling first,
+    each with its text: where a rule explains it, a part shown under exc's diagnosis (facts.printed_with), as a pasted
+    chain reads (cli/explain.py's raised_last_first). Read from the message and frames alone: no probe runs for them."""
+    handled: list[tuple[dict[str, Any] | None, str]] = []
+    current = exc
+    while len(handled) < MAX_HANDLED and current.__cause__ is None and not current.__suppress_context__ \
+            and (context := current.__context__) is not None and any(context is member for member in chain):
+        records = walk_traceback(context.__traceback__)
+        text = with_failing_line(text_of(context), records[-1].code if records else "")
+        found = _match_with_raising_frames(rulebase, text, records)
+        part = None
+        if found is not None and text_of(context) != text_of(exc):  # (not the same error raised again: one failure)
+            where = user_location(records)
+            diagnosis = _diagnose(found, text, records, None, location=where)
+            part = {"rule": diagnosis.rule, "summary": diagnosis.summary, "input_line": None,
+                    "location": where.to_dict() if where is not None else None, "handled": True}
+        handled.append((part, text))
+        current = context
+    return handled
+
+
+def _handled_context(found: Match, handled: list[tuple[dict[str, Any] | None, str]]) -> dict[str, Any]:
+    """What the rule's context patterns read in the errors it was raised while handling, printed as Python prints the
+    chain above it (a KeyError's key before the fallback that failed)."""
+    if not handled or not found.rule.context_sources:
+        return {}
+    printed = "".join(f"{text}{HANDLING_LINE}" for _, text in reversed(handled))
+    return {k: v for k, v in context_facts(found.rule, printed).items() if k not in found.groups}
 
 
 def _match_with_raising_frames(rulebase: RuleBase, text: str, records: list[FrameRecord]) -> Match | None:

@@ -1,8 +1,10 @@
 """Scanning text that arrives in large blocks: a block that cannot start an error, read while no error is
-open, is skipped without the per-line work (logfile.py marks such blocks with grep's help)."""
+open, is skipped without the per-line work (logfile.py marks such blocks with grep's help), and so is a stretch of a
+file's block between the lines that hold a trigger literal."""
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections import deque
 from dataclasses import dataclass
@@ -73,6 +75,25 @@ class SkippableBlock:
         return tail_lines(str(self.data[-TAIL_BYTES:], "utf-8", "replace"), len(self.data) > TAIL_BYTES)
 
 
+def _trigger_lines(body: str) -> list[int]:
+    """The (zero-based) lines of body that hold a trigger literal, in order."""
+    found, line, counted = [], 0, 0
+    for trigger in TRIGGER_RE.finditer(body):
+        line += body.count("\n", counted, trigger.start())
+        counted = trigger.start()
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
+
+
+def _quiet_until(triggers: list[int], index: int, count: int) -> int:
+    """Where the stretch of lines from index without a trigger literal ends (the next line with one, or count), if it
+    is longer than TAIL_LINES; else index."""
+    at = bisect.bisect_left(triggers, index)
+    ahead = triggers[at] if at < len(triggers) else count
+    return ahead if ahead - index > TAIL_LINES else index
+
+
 def _remember(scanner: Scanner, quiet: SkippableBlock | list[str] | None) -> None:
     """Give the scanner the last lines of the stretch skipped unread (a block, or its lines), if any."""
     if quiet is not None:
@@ -84,7 +105,8 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
     """scan() over text read in large blocks: a block with nothing that could start an error, read
     while no error is open, is skipped whole, so a long healthy training log costs one regex search
     per block rather than the full treatment of every line. A SkippableBlock (whole lines) says
-    itself whether it holds a trigger and is decoded only when it is read. scanner: one whose state the caller
+    itself whether it holds a trigger and is decoded only when it is read; in one that holds a trigger, the lines
+    more than TAIL_LINES before the next line with one are skipped alike while no error is open. scanner: one whose state the caller
     reads afterwards (the frames the input ended in). lone_lines: in a log where no record is found, its last lines
     with a trigger literal are tried one by one (LoneLines)."""
     scanner = scanner if scanner is not None else Scanner()
@@ -95,7 +117,8 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
     # something after it is read, so a long quiet log pays for one tail, not one per block.
     quiet: SkippableBlock | list[str] | None = None
     for block in blocks:
-        if isinstance(block, SkippableBlock):
+        from_file = isinstance(block, SkippableBlock)
+        if from_file:
             if scanner.idle() and not block.has_trigger and not pending:
                 quiet = block  # not counted: the next block read knows its first line
                 continue
@@ -117,18 +140,25 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
             # the last lines may be the statement an error in the next block names, or its context
             quiet = tail_lines(body[-TAIL_BYTES:], len(body) > TAIL_BYTES)
             continue
-        _remember(scanner, quiet)
-        quiet = None
-        lines = body.split("\n")
-        if lines[-1] == "":
-            lines.pop()
+        lines = (body[:-1] if body.endswith("\n") else body).split("\n")
         if lone is not None:
             lone.collect(body, number)
-        for raw in lines:
+        triggers = _trigger_lines(body) if from_file else None
+        index = 0
+        while index < len(lines):
+            ahead = _quiet_until(triggers, index, len(lines)) if triggers is not None and scanner.idle() else index
+            if ahead > index:  # a quiet stretch inside the block: skipped as a quiet block is
+                quiet = lines[ahead - TAIL_LINES:ahead]  # (its tail the one remembered, once a line is read)
+                number += ahead - index
+                index = ahead
+                continue
+            _remember(scanner, quiet)
+            quiet = None
             number += 1
-            for found in scanner.feed(number, raw):
+            for found in scanner.feed(number, lines[index]):
                 lone = None  # a record found: lines are no longer tried alone
                 yield found
+            index += 1
     _remember(scanner, quiet)
     if pending and lone is not None:
         lone.collect(pending, number)

@@ -36,6 +36,7 @@ class FoundError:
     logged_at: str = ""  # the source place a glog prefix on its first line named ("python_anomaly_mode.cpp:104")
     values: list[tuple[str, str]] = field(default_factory=list)  # (name, value) loguru printed in its raising frame
     direct_cause: str = ""  # the first line of the error it was raised from ("The above exception was the direct cause")
+    handling: int = 0  # the line of the record it was raised while handling ("During handling of the above exception")
     issued: str = ""  # its first line as printed, where that names the place it was issued at ("f.py:3: UserWarning: ...")
 
     def location(self) -> Location | None:

@@ -62,7 +62,8 @@ class _Stream(TracebackReader):
         self.glog = ""  # the line's glog prefix
         self.values: list[tuple[str, str]] = []  # loguru's values printed with no frame line above them
         self.last_done: FoundError | None = None  # the last record finished
-        self.chained_from: FoundError | None = None  # that record, when Python said it was the next one's direct cause
+        self.chained_from: FoundError | None = None  # that record, when Python said the next one was chained to it
+        self.direct_chain = False  # ... as its direct cause ("raise X from e"), not as the error it was handling
         # lines outside records since the last one ended, each with its place in the input (the clock, shared by the
         # streams of one input), so that the untagged lines of the shared stream can be put among them in order
         self.recent: deque[tuple[int, str]] = deque(maxlen=BEFORE_LINES)
@@ -340,12 +341,14 @@ class _Stream(TracebackReader):
         # Python's report of it): folded with a report of the same rule next to it, like a marker line
         logged = opener is not None and opener.re in LOGGED_OPENERS
         values = next((frame.values for frame in reversed(frames) if frame.values), None) or self.values
-        cause = self.chained_from
+        chained = self.chained_from
+        cause = chained if self.direct_chain else None
         before = self.before() or (cause.before if cause is not None else [])  # one failure: the cause's lines
         self.current = FoundError("", frames, number, ranks, warning=warning, node=node, before=before,
                                   logged_line=logged, logged_by=opener.re.pattern if logged else "",
                                   logged_at=logged_at, values=list(values), issued=issued,
-                                  direct_cause=cause.text.split("\n", 1)[0][:MAX_CAUSE_CHARS] if cause else "")
+                                  direct_cause=cause.text.split("\n", 1)[0][:MAX_CAUSE_CHARS] if cause else "",
+                                  handling=chained.line if chained is not None and cause is None else 0)
         self.values, self.chained_from = [], None
         self.node, self.titled = "", False
         self.lines = [first]
@@ -367,10 +370,10 @@ class _Stream(TracebackReader):
             self.pytest_frames, self.marked_code, self.marked_func = [], "", ""  # another test's report
         if self.values and line.strip():
             self.values = []  # values printed under code the paste left out belong to the error right below them
-        if "direct cause" in line and CHAIN_RE.match(line):
-            self.chained_from = self.last_done
-        elif self.chained_from is not None and line.strip():
-            self.chained_from = None  # other output between the two: no longer one chain
+        if ("direct cause" in line or "During handling" in line) and CHAIN_RE.match(line):
+            self.chained_from, self.direct_chain = self.last_done, "direct cause" in line
+        elif self.chained_from is not None and line.strip().strip("-"):
+            self.chained_from = None  # other output between the two (not IPython's line of dashes): no longer one chain
         if ".py:" in line and (crash := PYTEST_CRASH_RE.match(line)) is not None:
             # pytest's crash line with no error above it (a paste cut there): the place, kept as a frame
             self.in_traceback, self.frames = True, [Frame(crash.group("path"), int(crash.group("line")))]

@@ -163,10 +163,12 @@ def _place_row(indent: str, label: str, place: dict, function: bool = False) -> 
 
 def _printed_with_rows(parts: Any, rule: str | None = None) -> list[_Row]:
     """Records printed with the error that belong to it (facts.printed_with: anomaly mode's warning, a warning a paste
-    holds above its error; another copy of the error, with other values: "also ...")."""
+    holds above its error; another copy of the error, with other values: "also ..."; the error it was raised while
+    handling: "raised while handling ...")."""
     rows = []
     for part in parts if isinstance(parts, list) else ():
-        label = [("also ", "dim")] if rule and part.get("rule") == rule else \
+        label = [("raised while handling ", "dim"), (f"[{_safe(str(part.get('rule')))}] ", "dim")] \
+            if part.get("handled") else [("also ", "dim")] if rule and part.get("rule") == rule else \
             [("with ", "dim"), (f"[{_safe(str(part.get('rule')))}] ", "dim")]
         rows.append(_Row([("  ", None)], [*label, (_safe(str(part.get("summary", ""))), None)]))
         where = part.get("location")

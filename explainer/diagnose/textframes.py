@@ -107,8 +107,22 @@ def library_tail(frames: list[Frame], limit: int) -> list[Frame]:
 
 
 def user_frame(frames: list[Frame]) -> Frame | None:
-    """The innermost frame of the user's code a paste shows, or None."""
-    return next((frame for frame in reversed(frames) if frame.file and looks_like_user_path(frame.file)), None)
+    """The innermost frame of the user's code a paste shows, or None (a path the paste shortened, ".../pkg/x.py",
+    only where no frame has a path of the user's written out)."""
+    for wanted in (_plain_user_path, looks_like_user_path):
+        found = next((frame for frame in reversed(frames) if frame.file and wanted(frame.file)), None)
+        if found is not None:
+            return found
+    return None
+
+
+# A path the person pasting shortened (".../tensorboardX/writer.py", "…/site-packages/x.py"): whose code it is cannot be
+# told, so a frame of the user's whose path is written out is preferred to it.
+ELIDED_PATH_RE = lazy_compile(r"^(?:\.{3}|…)[/\\]")
+
+
+def _plain_user_path(path: str) -> bool:
+    return looks_like_user_path(path) and ELIDED_PATH_RE.match(path) is None
 
 
 def raising_frames(frames: list[Frame]) -> list[Frame]:
@@ -124,7 +138,7 @@ def frames_location(frames: list[Frame]) -> Location | None:
     """The innermost frame of the user's code; where the paste shows none, the innermost frame of a
     library that called into torch (the user's way in), else of the module torch.compile generated from the user's
     code."""
-    for wanted in (looks_like_user_path, looks_like_library_path, is_compiled_graph):
+    for wanted in (_plain_user_path, looks_like_user_path, looks_like_library_path, is_compiled_graph):
         for at in range(len(frames) - 1, -1, -1):
             frame = frames[at]
             if frame.file and wanted(frame.file):

@@ -20,6 +20,7 @@ from explainer._errors import RuleError
 from explainer._gc import paused_gc
 from explainer._lazyre import lazy_compile
 
+from .engine import codes_of, compile_pattern, engine_stamp
 from .packs import Pack, discover_packs, display_path
 from .prefilter import Sample, gated_rules, gates, open_gates, required_runs
 from .rule import (DETAIL_FIELDS, MATCH_FIELDS, Rule, builtin_rules_dir, load_rule_file, rule_file_names, rule_from_data, rule_to_data,
@@ -206,12 +207,11 @@ def _code_signs(rule: Rule, code: str) -> dict[str, Any] | None:
     lines = [line.strip() for line in code.splitlines() if line.strip()]
     if not lines:
         return None
-    import regex
-
     for source in rule.code_sources:
+        pattern = compile_pattern(source, rule.pattern_codes.get(source))
         for line in lines:
             try:
-                found = regex.compile(source).search(line, timeout=MATCH_TIMEOUT_S)
+                found = pattern.search(line, timeout=MATCH_TIMEOUT_S)
             except TimeoutError:
                 break
             if found is not None:
@@ -223,12 +223,10 @@ def context_facts(rule: Rule, before: str) -> dict[str, Any]:
     """What the rule's context patterns find in the lines a log printed just before the error."""
     if not rule.context_sources or not before:
         return {}
-    import regex
-
     facts: dict[str, Any] = {}
     for source in rule.context_sources:
         try:
-            found = regex.compile(source).search(before, timeout=MATCH_TIMEOUT_S)
+            found = compile_pattern(source, rule.pattern_codes.get(source)).search(before, timeout=MATCH_TIMEOUT_S)
         except TimeoutError:
             continue
         if found is not None:
@@ -256,7 +254,7 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
     if cached:
         # the index's layout is part of its name: a field moved between the two parts misses it
         layout = f"{','.join(MATCH_FIELDS)}|{','.join(DETAIL_FIELDS)}"
-        context = f"{pack}|{display_root}|{_probes_key(known_probes)}|{layout}"
+        context = f"{pack}|{display_root}|{_probes_key(known_probes)}|{layout}|{engine_stamp()}"
         index = folder_index_path(folder, files, context)
         built = load_index(index, len(MATCH_FIELDS))
         if built is not None:
@@ -273,8 +271,11 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
     if index is not None and not problems:
         # the index is read at every crash: its gates are the keys fewest of the folder's examples hold
         sample = Sample([example.message for rule in rules for example in rule.examples])
+        codes = codes_of([s for rule in rules for s in (*rule.pattern_sources, *rule.context_sources, *rule.code_sources)])
         for rule in rules:
             rule.gates = [gates(required, sample) for required in rule.literals]
+            rule.pattern_codes = {s: codes[s] for s in (*rule.pattern_sources, *rule.context_sources, *rule.code_sources)
+                                  if s in codes}
         save_index(index, [rule_to_data(rule) for rule in rules])  # a folder with problems is read again
     return rules, problems
 

@@ -14,6 +14,7 @@ from explainer._diagnosis import CATEGORIES
 from explainer._errors import RuleError
 from explainer._lazyre import lazy_compile
 
+from .engine import compile_pattern
 from .prefilter import IGNORE_CASE, gates, required_runs, text_may_match  # noqa: F401 (this module's API too)
 from .templates import TemplateProblem, required_fields, template_fields
 
@@ -80,6 +81,8 @@ class Rule:
     code_gates: list[int] = field(default_factory=list)
     # rule ids (globs) of the errors this record is part of when printed next to one (anomaly mode's warning)
     joins: list[str] = field(default_factory=list)
+    # each pattern's code as regex's parser made it (engine.codes_of), kept in the folder index: built without the parser
+    pattern_codes: dict[str, tuple] = field(default_factory=dict)
     _compiled: list[Any] | None = field(default=None, repr=False, compare=False)
 
     def __getattr__(self, name: str) -> Any:
@@ -111,9 +114,8 @@ class Rule:
             self._compiled = [None] * len(self.pattern_sources)
         compiled = self._compiled[index]
         if compiled is None:
-            import regex  # only when a pattern is needed: a crash pays for what it uses
-
-            compiled = self._compiled[index] = regex.compile(self.pattern_sources[index])
+            source = self.pattern_sources[index]
+            compiled = self._compiled[index] = compile_pattern(source, self.pattern_codes.get(source))
         return compiled
 
     @property

@@ -22,7 +22,7 @@ def test_weights_only_names_the_refused_class_and_the_allowlist_call():
     assert d.rule == "data.weights_only_load" and d.category == "data"
     assert d.facts["global_name"] == "argparse.Namespace"
     assert "argparse.Namespace" in d.summary and "PyTorch 2.6" in d.summary
-    assert "torch.serialization.add_safe_globals([argparse.Namespace])" in d.fixes[0]
+    assert "`from argparse import Namespace`, then `torch.serialization.add_safe_globals([Namespace])`" in d.fixes[0]
     assert any("weights_only=False" in fix for fix in d.fixes)
 
 
