@@ -70,7 +70,8 @@ CORPUS = [
     ("r13_b.yaml#60", "other.undefined_symbol", ["`flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so`"]),
     ("r13_a.yaml#26", "data.state_dict_errors_cut", ["EncoderRNN", "Missing key(s) in state_dict", "stops before"]),
     ("r13_a.yaml#78", "data.state_dict_errors_cut", ["GraphNetwork", "Missing key(s)"]),
-    ("r12_b.yaml#84", "distributed.dataparallel_replica_error",
+    # THC's same-GPU check in a DataParallel replica: the device rule, naming the replica (round 28's THC wordings)
+    ("r12_b.yaml#84", "device.mismatch",
      ["replica 0", "arguments are located on different GPUs", "THCTensorMasked.cu:27"]),
     ("r12_b.yaml#44", "other.cuda_home_not_set", ["tiny-cuda-nn 1.7", "`CUDA_HOME`"]),
     ("r13_b.yaml#38", "distributed.nccl_error",

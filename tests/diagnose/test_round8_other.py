@@ -150,9 +150,9 @@ def test_diagnoses_name_the_values(message, rule, values):
     # TensorRT's own log and a partial compilation's INFO line are not failures of these rules
     "INFO: [Torch-TensorRT] - Method requested cannot be compiled end to end by Torch-TensorRT.TorchScript.\n"
     "Unsupported operators listed below:\n  - aten::linalg_vector_norm(Tensor self) -> Tensor",
-    # a C++ build's nvcc failure with nothing of torch around it, and a bare crash
+    # a C++ build's nvcc failure with nothing of torch around it (a bare "Illegal instruction (core dumped)" is
+    # other.native_illegal_instruction's since round 28: the corpus's entries with that wording alone are `other`)
     "nvcc fatal   : Unsupported gpu architecture 'compute_35'\nCMake Error at gadgetron_toolbox_gpucore_generated.cmake:206",
-    "Illegal instruction (core dumped)",
     "[WARNING]  DeepSpeed Op Builder: Installed CUDA version 12.1 does not match the version torch was compiled with "
     "11.8.Detected `DS_SKIP_CUDA_CHECK=1`: Allowing this combination of CUDA, but it may result in unexpected behavior.",
     "ERROR: Could not find a version that satisfies the requirement torch==2.1.0 (from versions: none)",
