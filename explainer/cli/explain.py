@@ -19,7 +19,8 @@ from explainer.diagnose.sourceplaces import PYTEST_ID_RE, logged_source, torch_s
 from explainer.diagnose.textframes import raising_frames
 from explainer.rules.base import default_rulebase
 
-from .placing import frame_fact, note_outer_caller, note_raising_frame, printed_values, raised_last_first
+from .placing import (frame_fact, merge_ranks, note_outer_caller, note_raising_frame, printed_part, printed_values,
+                      raised_last_first)
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
@@ -125,7 +126,7 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
         if found.warning and warned.get(diagnosis.rule) in seen:
             first = seen[warned[diagnosis.rule]]
             first.facts["occurrences"] = first.facts.get("occurrences", 1) + 1
-            _merge_ranks(first, found.ranks)
+            merge_ranks(first, found.ranks)
             _also_at(first, found)
             continue
         if found.warning and diagnosis.rule:
@@ -165,7 +166,7 @@ def _summary_of_reported(seen: dict[str, Diagnosis], found: FoundError, key: str
 def _note_repeat(diagnosis: Diagnosis, found: FoundError) -> None:
     """Another copy of an error already explained (another rank's, a warning issued again): counted, its ranks and
     places added."""
-    _merge_ranks(diagnosis, found.ranks)
+    merge_ranks(diagnosis, found.ranks)
     diagnosis.facts["occurrences"] = diagnosis.facts.get("occurrences", 1) + 1
     if found.warning:
         _also_at(diagnosis, found)
@@ -195,7 +196,7 @@ def _explained(found: FoundError) -> Diagnosis:
         diagnosis.culprits = printed_values(found.values)
     if found.logged_at:
         note_logged_place(diagnosis, found.logged_at)  # the glog prefix of its first line
-    _merge_ranks(diagnosis, found.ranks)
+    merge_ranks(diagnosis, found.ranks)
     if found.ranks:
         diagnosis.facts[FIRST_RANK] = found.ranks[0]
     return diagnosis
@@ -329,7 +330,7 @@ def _add_variant(first: Diagnosis, other: Diagnosis) -> None:
     """Another copy of first's error, printed with other values (another rank's): counted, and its summary shown
     under first's (facts.printed_with), a few at most."""
     first.facts["occurrences"] = first.facts.get("occurrences", 1) + other.facts.get("occurrences", 1)
-    _merge_ranks(first, other.facts.get("ranks", []))
+    merge_ranks(first, other.facts.get("ranks", []))
     shown = first.facts.setdefault("printed_with", [])
     if len(shown) < MAX_VARIANTS and other.summary != first.summary:
         shown.append({"rule": other.rule, "summary": other.summary, "input_line": other.facts.get("input_line"),
@@ -363,10 +364,8 @@ def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
         if not neighbours:
             continue
         lead = min(neighbours, key=lambda d: abs(d.facts.get("input_line", 0) - line))
-        lead.facts.setdefault("printed_with", []).append({
-            "rule": companion.rule, "summary": companion.summary, "input_line": line,
-            "location": companion.location.to_dict() if companion.location else companion.facts.get("raised_in")})
-        _merge_ranks(lead, companion.facts.get("ranks", []))
+        lead.facts.setdefault("printed_with", []).append(printed_part(companion, line))
+        merge_ranks(lead, companion.facts.get("ranks", []))
         del kept[at]
     return kept
 
@@ -391,7 +390,7 @@ def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str
         else (earlier, later, earlier_key)
     if keep_later:  # copies of one error: counted, and only the kept one's values are shown
         keep.facts["occurrences"] = keep.facts.get("occurrences", 1) + other.facts.get("occurrences", 1)
-        _merge_ranks(keep, other.facts.get("ranks", []))
+        merge_ranks(keep, other.facts.get("ranks", []))
     else:
         added = [name for name in other.facts if name not in keep.facts]
         for name in added:
@@ -456,12 +455,6 @@ def _is_consequence(diagnosis: Diagnosis) -> bool:
 def _tags(diagnosis: Diagnosis) -> tuple[str, ...]:
     rule = default_rulebase().by_id.get(diagnosis.rule) if diagnosis.rule else None
     return tuple(rule.tags) if rule is not None else ()
-
-
-def _merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:
-    if ranks:
-        merged = sorted(set(diagnosis.facts.get("ranks", [])) | set(ranks))
-        diagnosis.facts["ranks"] = merged
 
 
 def _text_block(name: str, diagnosis: Diagnosis, colour: bool) -> str:

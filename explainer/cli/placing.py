@@ -58,6 +58,18 @@ def note_raising_frame(diagnosis: Diagnosis, found) -> None:
         diagnosis.facts["statement"] = frame_fact(statement)
 
 
+def printed_part(diagnosis: Diagnosis, line: int | None) -> dict:
+    """diagnosis as a record shown under another's (facts.printed_with): its rule, summary, line and place."""
+    return {"rule": diagnosis.rule, "summary": diagnosis.summary, "input_line": line,
+            "location": diagnosis.location.to_dict() if diagnosis.location else diagnosis.facts.get("raised_in")}
+
+
+def merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:
+    """The ranks that printed another record of the same failure, added to diagnosis's."""
+    if ranks:
+        diagnosis.facts["ranks"] = sorted(set(diagnosis.facts.get("ranks", [])) | set(ranks))
+
+
 def raised_last_first(diagnoses: list[Diagnosis], handling: dict[int, int]) -> list[Diagnosis]:
     """Python exits with the last error of a chain it printed with "During handling of the above exception, another
     exception occurred:" (an except block that failed in turn): where a rule explains that error, its diagnosis leads,
@@ -82,12 +94,9 @@ def raised_last_first(diagnoses: list[Diagnosis], handling: dict[int, int]) -> l
         if earlier.rule is not None:
             kept[at] = later
             parts = later.facts.setdefault("printed_with", [])
-            parts.append({"rule": earlier.rule, "summary": earlier.summary, "input_line": earlier_line,
-                          "location": earlier.location.to_dict() if earlier.location else earlier.facts.get("raised_in"),
-                          "handled": True})
+            parts.append({**printed_part(earlier, earlier_line), "handled": True})
             parts.extend(earlier.facts.get("printed_with", []))
-            if earlier.facts.get("ranks"):
-                later.facts["ranks"] = sorted(set(later.facts.get("ranks", [])) | set(earlier.facts["ranks"]))
+            merge_ranks(later, earlier.facts.get("ranks", []))
         else:
             kept.insert(at, later)
     return kept

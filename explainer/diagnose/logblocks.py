@@ -30,18 +30,9 @@ class LoneLines:
     def __init__(self) -> None:
         self.lines: deque[tuple[int, str]] = deque(maxlen=LONE_LINES)
 
-    def collect(self, body: str, number: int) -> None:
-        """The lines of body (whole lines, its first numbered number + 1) that hold a trigger literal."""
-        line_end, counted, line_number = 0, 0, number + 1
-        for trigger in TRIGGER_RE.finditer(body):
-            if trigger.start() < line_end:
-                continue  # another literal in a line already kept
-            start = body.rfind("\n", 0, trigger.start()) + 1
-            line_end = body.find("\n", trigger.end())
-            line_end = len(body) if line_end == -1 else line_end
-            line_number += body.count("\n", counted, start)
-            counted = start
-            self.lines.append((line_number, body[start:line_end]))
+    def collect(self, lines: list[str], triggers: list[int], number: int) -> None:
+        """The lines of a block (its first numbered number + 1) that hold a trigger literal (triggers: _trigger_lines)."""
+        self.lines.extend((number + 1 + at, lines[at]) for at in triggers)
 
     def records(self) -> Iterator[FoundError]:
         for number, raw in self.lines:
@@ -141,12 +132,12 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
             quiet = tail_lines(body[-TAIL_BYTES:], len(body) > TAIL_BYTES)
             continue
         lines = (body[:-1] if body.endswith("\n") else body).split("\n")
+        triggers = _trigger_lines(body) if from_file or lone is not None else []
         if lone is not None:
-            lone.collect(body, number)
-        triggers = _trigger_lines(body) if from_file else None
+            lone.collect(lines, triggers, number)
         index = 0
         while index < len(lines):
-            ahead = _quiet_until(triggers, index, len(lines)) if triggers is not None and scanner.idle() else index
+            ahead = _quiet_until(triggers, index, len(lines)) if from_file and scanner.idle() else index
             if ahead > index:  # a quiet stretch inside the block: skipped as a quiet block is
                 quiet = lines[ahead - TAIL_LINES:ahead]  # (its tail the one remembered, once a line is read)
                 number += ahead - index
@@ -161,7 +152,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
             index += 1
     _remember(scanner, quiet)
     if pending and lone is not None:
-        lone.collect(pending, number)
+        lone.collect([pending], _trigger_lines(pending), number)  # (a last line with no newline after it)
     for found in itertools.chain(scanner.feed(number + 1, pending) if pending else (), scanner.finish()):
         lone = None
         yield found

@@ -109,11 +109,8 @@ def library_tail(frames: list[Frame], limit: int) -> list[Frame]:
 def user_frame(frames: list[Frame]) -> Frame | None:
     """The innermost frame of the user's code a paste shows, or None (a path the paste shortened, ".../pkg/x.py",
     only where no frame has a path of the user's written out)."""
-    for wanted in (_plain_user_path, looks_like_user_path):
-        found = next((frame for frame in reversed(frames) if frame.file and wanted(frame.file)), None)
-        if found is not None:
-            return found
-    return None
+    at = _innermost(frames, (_plain_user_path, looks_like_user_path))
+    return None if at is None else frames[at]
 
 
 # A path the person pasting shortened (".../tensorboardX/writer.py", "…/site-packages/x.py"): whose code it is cannot be
@@ -123,6 +120,15 @@ ELIDED_PATH_RE = lazy_compile(r"^(?:\.{3}|…)[/\\]")
 
 def _plain_user_path(path: str) -> bool:
     return looks_like_user_path(path) and ELIDED_PATH_RE.match(path) is None
+
+
+def _innermost(frames: list[Frame], kinds) -> int | None:
+    """The index of the innermost frame whose path is of the first kind (a test of a path) any frame's is, or None."""
+    for wanted in kinds:
+        for at in range(len(frames) - 1, -1, -1):
+            if frames[at].file and wanted(frames[at].file):
+                return at
+    return None
 
 
 def raising_frames(frames: list[Frame]) -> list[Frame]:
@@ -138,15 +144,14 @@ def frames_location(frames: list[Frame]) -> Location | None:
     """The innermost frame of the user's code; where the paste shows none, the innermost frame of a
     library that called into torch (the user's way in), else of the module torch.compile generated from the user's
     code."""
-    for wanted in (_plain_user_path, looks_like_user_path, looks_like_library_path, is_compiled_graph):
-        for at in range(len(frames) - 1, -1, -1):
-            frame = frames[at]
-            if frame.file and wanted(frame.file):
-                func = frame.func
-                if func in INLINED_FUNCS and at and frames[at - 1].file == frame.file and frames[at - 1].func:
-                    func = frames[at - 1].func  # (Python 3.12 and later print the function the comprehension is in)
-                return Location(frame.file, frame.line, frame.code, func)
-    return None
+    at = _innermost(frames, (_plain_user_path, looks_like_user_path, looks_like_library_path, is_compiled_graph))
+    if at is None:
+        return None
+    frame = frames[at]
+    func = frame.func
+    if func in INLINED_FUNCS and at and frames[at - 1].file == frame.file and frames[at - 1].func:
+        func = frames[at - 1].func  # (Python 3.12 and later print the function the comprehension is in)
+    return Location(frame.file, frame.line, frame.code, func)
 
 
 # Before Python 3.12 a comprehension ran in a frame of its own, printed under its function's frame (PEP 709 inlined it).

@@ -271,13 +271,17 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
     if index is not None and not problems:
         # the index is read at every crash: its gates are the keys fewest of the folder's examples hold
         sample = Sample([example.message for rule in rules for example in rule.examples])
-        codes = codes_of([s for rule in rules for s in (*rule.pattern_sources, *rule.context_sources, *rule.code_sources)])
+        codes = codes_of([source for rule in rules for source in regex_sources(rule)])
         for rule in rules:
             rule.gates = [gates(required, sample) for required in rule.literals]
-            rule.pattern_codes = {s: codes[s] for s in (*rule.pattern_sources, *rule.context_sources, *rule.code_sources)
-                                  if s in codes}
+            rule.pattern_codes = {source: codes[source] for source in regex_sources(rule) if source in codes}
         save_index(index, [rule_to_data(rule) for rule in rules])  # a folder with problems is read again
     return rules, problems
+
+
+def regex_sources(rule: Rule) -> tuple[str, ...]:
+    """Every pattern of a rule: its patterns, its context patterns and its code signs."""
+    return (*rule.pattern_sources, *rule.context_sources, *rule.code_sources)
 
 
 def _probes_key(known_probes) -> str:

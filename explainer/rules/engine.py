@@ -9,6 +9,7 @@ so the folder index's name carries that build's stamp (`engine_stamp`)."""
 
 from __future__ import annotations
 
+import functools
 import importlib.machinery
 import importlib.util
 import marshal
@@ -104,6 +105,7 @@ def _load_engine() -> Any:
     return _engine or None
 
 
+@functools.cache  # read by every crash's index lookup (engine_stamp): found once per process
 def _engine_path() -> str | None:
     try:
         spec = importlib.util.find_spec("regex")  # a top-level package: found, not imported

@@ -9,7 +9,7 @@ import textwrap
 import regex
 
 from explainer.rules import engine
-from explainer.rules.base import MATCH_TIMEOUT_S, default_rulebase
+from explainer.rules.base import MATCH_TIMEOUT_S, default_rulebase, regex_sources
 
 from conftest import run_python
 
@@ -24,13 +24,13 @@ def _found(pattern, text: str):
 
 def test_every_built_in_pattern_built_from_its_code_matches_as_regex_compiles_it():
     rules = default_rulebase().rules
-    sources = [s for rule in rules for s in (*rule.pattern_sources, *rule.context_sources, *rule.code_sources)]
+    sources = [s for rule in rules for s in regex_sources(rule)]
     codes = engine.codes_of(sources)
     assert len(codes) >= 0.99 * len(set(sources))  # the code of (nearly) every pattern is kept
     compared = 0
     for rule in rules:
         texts = [e.message for e in (*rule.examples, *rule.counter_examples)]
-        for source in (*rule.pattern_sources, *rule.context_sources, *rule.code_sources):
+        for source in regex_sources(rule):
             if source not in codes:
                 continue
             built, compiled = engine._from_code(codes[source]), regex.compile(source)
