@@ -156,19 +156,14 @@ def open_cache(folder: Path) -> RuleCache:
     return RuleCache(cache_path(folder))
 
 
-def folder_index_path(folder: Path, files: list[str], context: str) -> Path | None:
+def folder_index_path(folder: Path, files: list[tuple[str, int, int]], context: str) -> Path | None:
     """Where the built rules of a whole folder are kept: named by a digest of every rule file's path,
-    size and modification time and of what validation depended on (context), so any edit, new or
-    deleted file misses it."""
-    if cache_dir() is None:
+    size and modification time (files: rule_file_stats') and of what validation depended on (context), so
+    any edit, new or deleted file misses it."""
+    if cache_dir() is None or any(size < 0 for _, size, _ in files):
         return None
     parts = [context, os.path.abspath(folder)]
-    for path in files:
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return None
-        parts.append(f"{path}|{stat.st_size}|{stat.st_mtime_ns}")
+    parts += [f"{path}|{size}|{mtime}" for path, size, mtime in files]
     return cache_file("index", "\n".join(parts))
 
 
@@ -200,10 +195,10 @@ def save_marshal(path: Path | None, value: Any) -> None:
         _write_cache_file(path, data)
 
 
-def load_index(path: Path | None, width: int) -> list[tuple] | None:
-    """The rules (as plain data, see rule_to_data) a previous process built from exactly these files, or
-    None. Each rule's details are a slice of the details file beside the index, unmarshalled when the rule
-    is used (rule_from_data)."""
+def load_index(path: Path | None, width: int) -> tuple[list[tuple], memoryview] | None:
+    """The rules (as plain data: see rule_to_data, the details replaced by their offset and length) a previous
+    process built from exactly these files, and the details file beside the index, or None. A rule's details
+    are unmarshalled when the rule is used (rules_from_index)."""
     data = load_marshal(path)
     if not (isinstance(data, tuple) and len(data) == 2 and isinstance(data[1], int)):
         return None
@@ -219,7 +214,7 @@ def load_index(path: Path | None, width: int) -> list[tuple] | None:
         return None
     if len(blob) != size:
         return None
-    return [(*item[:-2], blob[item[-2]:item[-2] + item[-1]]) for item in rules]
+    return rules, blob
 
 
 def save_index(path: Path | None, rules: list[tuple]) -> None:

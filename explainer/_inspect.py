@@ -13,7 +13,6 @@ import os
 import sys
 import types
 from collections import deque
-from dataclasses import dataclass
 from functools import lru_cache
 from types import FrameType, TracebackType
 from typing import Any, Iterator, Mapping
@@ -24,15 +23,20 @@ MAX_MODULES = 20_000
 MAX_LOCALS = 2_000
 
 
-@dataclass(repr=False, eq=False)  # it holds a live frame: never repr'd or compared
-class FrameRecord:
+# Plain classes, not dataclasses, for the records below: this module is imported at a crash, where making a
+# dataclass costs a fraction of a millisecond each (issue 14's crash-time budget).
+class FrameRecord:  # it holds a live frame: never repr'd or compared
     """One traceback entry with the positions of the failing instruction."""
 
-    frame: FrameType | None
-    filename: str
-    lineno: int
-    name: str
-    positions: tuple[int, int, int, int] | None = None  # lineno, end_lineno, col, end_col
+    __slots__ = ("frame", "filename", "lineno", "name", "positions")
+
+    def __init__(self, frame: FrameType | None, filename: str, lineno: int, name: str,
+                 positions: tuple[int, int, int, int] | None = None) -> None:
+        self.frame = frame
+        self.filename = filename
+        self.lineno = lineno
+        self.name = name
+        self.positions = positions  # lineno, end_lineno, col, end_col
 
     @property
     def is_user(self) -> bool:
@@ -167,23 +171,27 @@ def find_local_instance(records: list[FrameRecord], module_name: str, class_name
 
 # --- the failing expression -------------------------------------------------------------------
 
-@dataclass(repr=False, eq=False)  # value is the user's object: repr or == would run their code
-class Operand:
+class Operand:  # never repr'd or compared: value is the user's object, repr or == would run their code
     """A sub-expression of the failing line: its source text and, when it is a plain name or
     attribute chain, the live value it refers to (MISSING when it cannot be read safely)."""
 
-    text: str
-    value: Any = MISSING
+    __slots__ = ("text", "value")
+
+    def __init__(self, text: str, value: Any = MISSING) -> None:
+        self.text = text
+        self.value = value
 
 
-@dataclass(repr=False, eq=False)
 class FailingExpression:
     """The failing line's expression: its kind, the callee and the operands."""
 
-    text: str
-    kind: str  # "call", "binop", "subscript", "other"
-    callee: Operand | None
-    operands: list[Operand]
+    __slots__ = ("text", "kind", "callee", "operands")
+
+    def __init__(self, text: str, kind: str, callee: Operand | None, operands: list[Operand]) -> None:
+        self.text = text
+        self.kind = kind  # "call", "binop", "subscript", "other"
+        self.callee = callee
+        self.operands = operands
 
 
 def failing_expression(record: FrameRecord) -> FailingExpression | None:

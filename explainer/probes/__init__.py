@@ -22,7 +22,6 @@ compiled (and cached) the first time a probe runs. May import: explainer's found
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .._diagnosis import Location
@@ -31,33 +30,43 @@ from .._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, 
                         safe_getattr, tensor_facts, user_frames)
 
 
-@dataclass(repr=False, eq=False)  # it holds live frames and the exception: never repr'd or compared
+# Plain classes, not dataclasses, for these records: the probe modules are imported at a crash, and making a
+# dataclass costs a fraction of a millisecond each (issue 14's crash-time budget). Never repr'd or compared.
 class ProbeContext:
     """What a probe reads: the exception, the traceback's records and the facts the message gave."""
 
-    exception: BaseException | None
-    records: list[FrameRecord]
-    facts: dict[str, Any]  # values read from the message so far
+    __slots__ = ("exception", "records", "facts")
+
+    def __init__(self, exception: BaseException | None, records: list[FrameRecord], facts: dict[str, Any]) -> None:
+        self.exception = exception
+        self.records = records
+        self.facts = facts  # values read from the message so far
 
 
-@dataclass(repr=False, eq=False)
 class Evidence:
     """What a probe found: facts for the templates, culprit tensors' metadata, a better location."""
 
-    facts: dict[str, Any] = field(default_factory=dict)
-    culprits: list[dict[str, Any]] = field(default_factory=list)
-    location: Location | None = None
+    __slots__ = ("facts", "culprits", "location")
+
+    def __init__(self, facts: dict[str, Any] | None = None, culprits: list[dict[str, Any]] | None = None,
+                 location: Location | None = None) -> None:
+        self.facts = {} if facts is None else facts
+        self.culprits = [] if culprits is None else culprits
+        self.location = location
 
 
-@dataclass(frozen=True, repr=False, eq=False)  # one registered probe is one object
 class Probe:
     """A registered probe: its function and the facts it may provide."""
 
-    name: str
-    function: Callable[[ProbeContext], Evidence | None]
-    provides: tuple[str, ...]
-    doc: str
-    live: bool = True  # False: reads only ctx.facts, so it also runs for pasted messages and logs
+    __slots__ = ("name", "function", "provides", "doc", "live")
+
+    def __init__(self, name: str, function: Callable[[ProbeContext], Evidence | None], provides: tuple[str, ...],
+                 doc: str, live: bool = True) -> None:
+        self.name = name
+        self.function = function
+        self.provides = provides
+        self.doc = doc
+        self.live = live  # False: reads only ctx.facts, so it also runs for pasted messages and logs
 
 
 PROBES: dict[str, Probe] = {}

@@ -9,7 +9,6 @@ import os
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from importlib import import_module
 from pathlib import Path
 from typing import Any
@@ -23,36 +22,41 @@ from explainer._lazyre import lazy_compile
 from .engine import codes_of, compile_pattern, engine_stamp
 from .packs import Pack, discover_packs, display_path
 from .prefilter import Sample, gated_rules, gates, open_gates, required_runs
-from .rule import (DETAIL_FIELDS, MATCH_FIELDS, Rule, builtin_rules_dir, load_rule_file, rule_file_names, rule_from_data, rule_to_data,
+from .files import builtin_rules_dir, rule_file_stats
+from .rule import (DETAIL_FIELDS, MATCH_FIELDS, Rule, load_rule_file, rule_to_data, rules_from_index,
                    text_may_match)
 
 MATCH_TIMEOUT_S = 0.1
 MAX_MATCH_CHARS = 100_000
 
 
-@dataclass(repr=False, eq=False)
+# Plain classes, not dataclasses: this module is imported at a crash, where making a dataclass costs a fraction
+# of a millisecond each (issue 14's crash-time budget). Neither is repr'd or compared.
 class Match:
     """A rule that matched, the values its pattern's named groups took and which pattern it was."""
 
-    rule: Rule
-    groups: dict[str, Any]
-    pattern_index: int
+    __slots__ = ("rule", "groups", "pattern_index")
+
+    def __init__(self, rule: Rule, groups: dict[str, Any], pattern_index: int) -> None:
+        self.rule = rule
+        self.groups = groups
+        self.pattern_index = pattern_index
 
 
-@dataclass(repr=False, eq=False)
 class RuleBase:
     """The rules in the order they are tried, with what went wrong loading them."""
 
-    rules: list[Rule]
-    problems: list[RuleError] = field(default_factory=list)
-    timeouts: set[str] = field(default_factory=set)
-    packs: list[Pack] = field(default_factory=list)
-    # The part of problems that comes from team packs: skipped at run time and reported once.
-    team_problems: list[RuleError] = field(default_factory=list)
-    # Where a matched rule's probes come from when they are imported on demand (LazyProbes), else None.
-    probe_registry: LazyProbes | None = None
-
-    def __post_init__(self) -> None:
+    def __init__(self, rules: list[Rule], problems: list[RuleError] | None = None, timeouts: set[str] | None = None,
+                 packs: list[Pack] | None = None, team_problems: list[RuleError] | None = None,
+                 probe_registry: LazyProbes | None = None) -> None:
+        self.rules = rules
+        self.problems = [] if problems is None else problems
+        self.timeouts = set() if timeouts is None else timeouts
+        self.packs = [] if packs is None else packs
+        # The part of problems that comes from team packs: skipped at run time and reported once.
+        self.team_problems = [] if team_problems is None else team_problems
+        # Where a matched rule's probes come from when they are imported on demand (LazyProbes), else None.
+        self.probe_registry = probe_registry
         # Higher priority first; at equal priority, the order packs were given (team packs before
         # the built-in rules, so a team rule wins a tie), then by id.
         pack_order = {}
@@ -249,7 +253,7 @@ def _number(value: str) -> Any:
 def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | None = None,
                 cached: bool = False) -> tuple[list[Rule], list[RuleError]]:
     """Every rule file of folder; cached=True reuses what earlier processes learned (see _rulecache)."""
-    files = rule_file_names(folder)
+    files = rule_file_stats(folder)
     index = None
     if cached:
         # the index's layout is part of its name: a field moved between the two parts misses it
@@ -258,10 +262,10 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
         index = folder_index_path(folder, files, context)
         built = load_index(index, len(MATCH_FIELDS))
         if built is not None:
-            return [rule_from_data(data) for data in built], []
+            return rules_from_index(*built), []
     cache = open_cache(folder) if cached else NO_CACHE
     rules, problems = [], []
-    for path in files:
+    for path, _, _ in files:
         try:
             rules.append(load_rule_file(Path(path), pack=pack, known_probes=known_probes, display_root=display_root,
                                         cache=cache))

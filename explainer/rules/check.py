@@ -17,7 +17,8 @@ from explainer._errors import RuleError
 
 from .base import MATCH_TIMEOUT_S, RuleBase, build_rulebase, match_rule
 from .packs import PACK_FILE, Pack, discover_packs, display_path
-from .rule import FRONT_MATTER_RE, ID_RE, Example, Rule, _display, builtin_rules_dir, parse_yaml_with_lines, rule_files
+from .files import builtin_rules_dir, rule_files
+from .rule import FRONT_MATTER_RE, ID_RE, Example, Rule, _display, parse_yaml_with_lines
 
 
 @dataclass

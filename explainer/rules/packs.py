@@ -31,7 +31,7 @@ PACK_FIELDS = {"prefix", "name", "probes"}
 RESERVED_PREFIXES = frozenset(CATEGORIES) | {"builtin", "explainer", "torch"}
 
 
-@dataclass
+@dataclass(eq=False)
 class Pack:
     """A team's rule folder, with the prefix its rule ids take and how it was found."""
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import marshal
 import os
 import re
-from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Sequence
 
 from explainer._cache import NO_CACHE, RuleCache
 from explainer._diagnosis import CATEGORIES
@@ -30,13 +29,11 @@ KNOWN_FIELDS = {
 # error: a PyTorch failure; signal: raised from training measurements; foreign: a message printed by
 # another framework (explained as not a PyTorch failure, never matched as one).
 KINDS = ("error", "signal", "foreign")
-GUIDES_DIR = "guides"
 # Facts every diagnosis has, whatever the pattern: usable in any template.
 COMMON_FACTS = frozenset({"error_type", "message"})
 
 
-@dataclass
-class Example:
+class Example(NamedTuple):  # a named tuple: made at import far faster than a dataclass (the crash-time budget)
     """A real message a rule claims (or, as a counter-example, must not) and where it came from."""
 
     message: str
@@ -44,46 +41,41 @@ class Example:
     line: int | None = None
 
 
-@dataclass(repr=False)  # its repr would print every field of every example
-class Rule:
+class Rule:  # a plain class, not a dataclass: made at every crash's import (a dataclass costs ~1 ms here)
     """A validated rule. Patterns compile on first use; `literals` lets matching skip a pattern
-    whose required text is absent without compiling it."""
+    whose required text is absent without compiling it. Never compared, and no repr: it would print every
+    field of every example."""
 
-    id: str
-    category: str
-    title: str
-    pattern_sources: list[str]
-    groups: set[str]
-    summary: list[str]
-    fixes: list[tuple[str, ...]]  # each fix: alternative templates, the first that can be filled is shown
-    probes: list[str]
-    examples: list[Example]
-    counter_examples: list[Example]
-    body: str
-    file: str
-    priority: int = 0
-    fixture: str | None = None
-    related: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    pack: str = "builtin"
-    line: int = 1
-    kind: str = "error"
-    facts: list[str] = field(default_factory=list)
-    literals: list[list[list[str]] | None] = field(default_factory=list)
-    # per pattern, one key per alternative of its literals: what RuleBase looks up for all rules at once
-    gates: list[list[str] | None] = field(default_factory=list)
-    # patterns for the lines a log printed just before the error: values its own text leaves out
-    context_sources: list[str] = field(default_factory=list)
-    # patterns one of which the raising frame's code line must match for the rule to answer (`B, H, Q, KV = mask.shape`)
-    code_sources: list[str] = field(default_factory=list)
-    # the (zero-based) patterns the code signs gate; empty: every pattern. An ungated pattern answers without a sign
-    # (the signs' groups are then facts where the code line has one)
-    code_gates: list[int] = field(default_factory=list)
-    # rule ids (globs) of the errors this record is part of when printed next to one (anomaly mode's warning)
-    joins: list[str] = field(default_factory=list)
-    # each pattern's code as regex's parser made it (engine.codes_of), kept in the folder index: built without the parser
-    pattern_codes: dict[str, tuple] = field(default_factory=dict)
-    _compiled: list[Any] | None = field(default=None, repr=False, compare=False)
+    def __init__(self, *, id: str, category: str, title: str, pattern_sources: list[str], groups: set[str],
+                 summary: list[str], fixes: list[tuple[str, ...]], probes: list[str], examples: list[Example],
+                 counter_examples: list[Example], body: str, file: str, priority: int = 0, fixture: str | None = None,
+                 related: Sequence[str] = (), tags: Sequence[str] = (), pack: str = "builtin", line: int = 1,
+                 kind: str = "error", facts: Sequence[str] = (), literals: Sequence[list[list[str]] | None] = (),
+                 context_sources: Sequence[str] = (), code_sources: Sequence[str] = (),
+                 code_gates: Sequence[int] = (), joins: Sequence[str] = (), _compiled: list[Any] | None = None) -> None:
+        self.id, self.category, self.title = id, category, title
+        self.pattern_sources, self.groups = pattern_sources, groups
+        self.summary = summary
+        self.fixes = fixes  # each fix: alternative templates, the first that can be filled is shown
+        self.probes, self.examples, self.counter_examples = probes, examples, counter_examples
+        self.body, self.file, self.priority, self.fixture = body, file, priority, fixture
+        self.related, self.tags, self.pack, self.line, self.kind = list(related), list(tags), pack, line, kind
+        self.facts = list(facts)
+        self.literals = list(literals) or [required_runs(source) for source in pattern_sources]
+        # per pattern, one key per alternative of its literals: what RuleBase looks up for all rules at once
+        self.gates = [gates(required) for required in self.literals]
+        # patterns for the lines a log printed just before the error: values its own text leaves out
+        self.context_sources = list(context_sources)
+        # patterns one of which the raising frame's code line must match for the rule to answer (`B, H, Q, KV = mask.shape`)
+        self.code_sources = list(code_sources)
+        # the (zero-based) patterns the code signs gate; empty: every pattern. An ungated pattern answers without a sign
+        # (the signs' groups are then facts where the code line has one)
+        self.code_gates = list(code_gates)
+        # rule ids (globs) of the errors this record is part of when printed next to one (anomaly mode's warning)
+        self.joins = list(joins)
+        # each pattern's code as regex's parser made it (engine.codes_of), kept in the folder index: built without the parser
+        self.pattern_codes: dict[str, tuple] = {}
+        self._compiled = _compiled
 
     def __getattr__(self, name: str) -> Any:
         """Only for a field not set yet: a rule read back from a folder index has its match fields, and
@@ -97,12 +89,6 @@ class Rule:
         values["groups"] = set(values["groups"])
         self.__dict__.update(values)
         return getattr(self, name)
-
-    def __post_init__(self) -> None:
-        if not self.literals:
-            self.literals = [required_runs(source) for source in self.pattern_sources]
-        if not self.gates:
-            self.gates = [gates(required) for required in self.literals]
 
     @property
     def patterns(self) -> list[Any]:
@@ -131,7 +117,9 @@ class Rule:
 # A rule in the folder index: its id, order and gates, read back for every rule at every crash, then the
 # other fields (required text, patterns, templates, examples, runbook text) marshalled once more, read only
 # for a rule whose gate is in the message (or that is used otherwise).
-DATA_FIELDS = tuple(f.name for f in fields(Rule) if not f.name.startswith("_"))
+DATA_FIELDS = ("id", "category", "title", "pattern_sources", "groups", "summary", "fixes", "probes", "examples",
+               "counter_examples", "body", "file", "priority", "fixture", "related", "tags", "pack", "line", "kind",
+               "facts", "literals", "gates", "context_sources", "code_sources", "code_gates", "joins", "pattern_codes")
 MATCH_FIELDS = ("id", "category", "priority", "pack", "kind", "gates")
 DETAIL_FIELDS = tuple(name for name in DATA_FIELDS if name not in MATCH_FIELDS)
 
@@ -148,44 +136,18 @@ def rule_to_data(rule: Rule) -> tuple:
     return (*[getattr(rule, name) for name in MATCH_FIELDS], marshal.dumps(tuple(details)))
 
 
-def rule_from_data(data: tuple) -> Rule:
-    rule = Rule.__new__(Rule)
-    values = rule.__dict__
-    values.update(zip(MATCH_FIELDS, data))
-    values["_compiled"] = None
-    values["_details"] = data[len(MATCH_FIELDS)]
-    return rule
-
-
-def builtin_rules_dir() -> Path:
-    """runbooks/ in a source checkout (editable install) or explainer/runbooks in a wheel."""
-    from importlib import resources
-
-    try:
-        return Path(str(resources.files("explainer.runbooks")))
-    except (ModuleNotFoundError, TypeError):
-        from explainer._config import SOURCE_ROOT
-
-        return SOURCE_ROOT / "runbooks"
-
-
-def rule_files(folder: Path) -> list[Path]:
-    """Every rule file below folder, in a stable order. README/index pages and guides/ are not rules."""
-    return [Path(name) for name in rule_file_names(folder)]
-
-
-def rule_file_names(folder: Path) -> list[str]:
-    """rule_files as strings, in the same order (Path's: by components). os.walk and plain strings
-    rather than rglob and Paths: this runs at every crash."""
-    found = []
-    top = str(Path(folder))
-    for root, dirs, names in os.walk(top):
-        if root == top:
-            dirs[:] = [d for d in dirs if d != GUIDES_DIR]
-        parts = root.split(os.sep)
-        found += [[*parts, name] for name in names
-                  if name.endswith(".md") and name.lower() not in {"readme.md", "index.md"}]
-    return [os.sep.join(parts) for parts in sorted(found)]
+def rules_from_index(items: list[tuple], details: memoryview) -> list[Rule]:
+    """The rules of a folder index (load_index): each with its match fields, its details a slice of the details
+    file, unmarshalled on first use. A plain loop over __new__ and one dict per rule: this runs at every crash."""
+    width, rules, new = len(MATCH_FIELDS), [], Rule.__new__
+    for item in items:
+        rule = new(Rule)
+        values = dict(zip(MATCH_FIELDS, item))
+        values["_compiled"] = None
+        values["_details"] = details[item[width]:item[width] + item[width + 1]]
+        rule.__dict__ = values
+        rules.append(rule)
+    return rules
 
 
 def load_rule_file(path: Path, *, pack: str = "builtin", known_probes: dict[str, Any] | None = None,

@@ -16,7 +16,7 @@ import yaml
 
 from explainer._config import SERVE_URL, configured_runbook_base, local_site_dir
 from explainer.rules.base import RuleBase, build_rulebase
-from explainer.rules.rule import GUIDES_DIR, builtin_rules_dir
+from explainer.rules.files import GUIDES_DIR, builtin_rules_dir
 
 from .pages import DEFAULT_OUT, DEFAULT_WORK, EXAMPLE_PACK, SITE_DIR, SiteError, SiteGenerator, load_guides
 from .search import search_separator

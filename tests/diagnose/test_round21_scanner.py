@@ -6,7 +6,7 @@ and code signs that fail for a rule's first matching pattern while a later one a
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import io
 
 import pytest
@@ -147,7 +147,8 @@ def test_a_pattern_that_fails_its_code_sign_lets_the_next_pattern_answer(signed_
     unsigned = match_rule(signed_rule, text, code="a, b = get_pair()")
     assert unsigned is not None and unsigned.pattern_index == 1 and unsigned.groups["expected"] == 2
     # with every pattern gated, a failed sign ends the rule
-    gated = dataclasses.replace(signed_rule, code_gates=[])
+    gated = copy.copy(signed_rule)
+    gated.code_gates = []
     assert match_rule(gated, text, code="a, b = get_pair()") is None
 
 

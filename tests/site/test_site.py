@@ -18,7 +18,8 @@ from explainer._config import guide_path, local_site_dir, runbook_base, runbook_
 from explainer.probes import load_builtin_probes
 from explainer.diagnose.render import render_text
 from explainer.rules.base import RuleBase, default_rulebase
-from explainer.rules.rule import builtin_rules_dir, load_rule_file
+from explainer.rules.files import builtin_rules_dir
+from explainer.rules.rule import load_rule_file
 from explainer.site import build
 from explainer.site.build import build_site, stale_files
 from explainer.site.pages import fence, md_text, nav_title

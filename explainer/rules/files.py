@@ -1,0 +1,54 @@
+"""Where rule files are: the built-in rule folder, and the rule files below a folder, in a stable order."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+GUIDES_DIR = "guides"
+NOT_RULES = frozenset({"readme.md", "index.md"})
+
+
+def builtin_rules_dir() -> Path:
+    """runbooks/ in a source checkout (editable install) or explainer/runbooks in a wheel."""
+    from importlib import resources
+
+    try:
+        return Path(str(resources.files("explainer.runbooks")))
+    except (ModuleNotFoundError, TypeError):
+        from explainer._config import SOURCE_ROOT
+
+        return SOURCE_ROOT / "runbooks"
+
+
+def rule_files(folder: Path) -> list[Path]:
+    """Every rule file below folder, in a stable order. README/index pages and guides/ are not rules."""
+    return [Path(path) for path, _, _ in rule_file_stats(folder)]
+
+
+def rule_file_stats(folder: Path) -> list[tuple[str, int, int]]:
+    """rule_files as strings, in the same order (Path's: by components), each with its size and modification
+    time (-1 where it cannot be read), which name the folder index. One scandir pass over plain strings, each
+    folder's entries sorted by name, rather than rglob, Paths and a stat per path: this runs at every crash."""
+    found: list[tuple[str, int, int]] = []
+
+    def visit(top: str, outermost: bool) -> None:
+        try:
+            with os.scandir(top) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError:
+            return
+        for entry in entries:
+            if entry.is_dir():
+                if not entry.is_symlink() and not (outermost and entry.name == GUIDES_DIR):  # as os.walk does
+                    visit(entry.path, False)
+            elif entry.name.endswith(".md") and entry.name.lower() not in NOT_RULES:
+                try:
+                    stat = entry.stat()
+                except OSError:
+                    found.append((entry.path, -1, -1))
+                else:
+                    found.append((entry.path, stat.st_size, stat.st_mtime_ns))
+
+    visit(str(Path(folder)), True)
+    return found
