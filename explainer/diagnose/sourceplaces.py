@@ -105,7 +105,7 @@ def _source_fact(path: str, line: str, function: str = "", code: str = "") -> di
 
 # The source a TorchScript error quotes: where it is ('File "x.py", line 5', torch <= 1.4's "at x.py:138:32"), then
 # its lines down to the one that the "~~~ <--- HERE" line under it marks; pytest may put its "E" column before each.
-SCRIPT_WHERE_RE = lazy_compile(r'^(?:E\s+)?\s*(?:File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>\S+))?|'
+SCRIPT_WHERE_RE = lazy_compile(r'^(?:E\s+)?\s*(?:File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func><[^>\n]+>|\S+))?|'
                              r'at (?P<at_file>\S+?):(?P<at_line>\d+):\d+)\s*$')
 SCRIPT_DEF_RE = lazy_compile(r"^\s*(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
 PYTEST_COLUMN_RE = lazy_compile(r"^E(?=\s)")

@@ -23,7 +23,7 @@ CORPUS_CASES = [
     ("r21_b.yaml#10", "distributed.nccl_error", ["'invalid argument'", "NCCLUtils.hpp:82", "2.4.8", "ncclInvalidArgument"]),
     ("r21_b.yaml#39", "distributed.nccl_error", ["'invalid argument'", "NCCLUtils.hpp:39"]),
     # torchrun's Root Cause: the time it failed
-    ("r20_a.yaml#15", "distributed.child_failed", ["rank 1 (local_rank: 1)", "2024-11-15_05:50:46"]),
+    ("r20_a.yaml#15", "distributed.child_failed", ["rank      : 1 (local_rank: 1)", "2024-11-15_05:50:46"]),
     # DDP's reducer check, and the frame of DDP's forward that raised it
     ("r21_a.yaml#84", "distributed.ddp_unused_parameters",
      ["Expected to have finished reduction in the prior iteration", "forward", "line 528"]),
