@@ -95,6 +95,11 @@ def rules_of(text: str) -> list[str | None]:
     return [d.rule for d in explain_stream(io.StringIO(text))]
 
 
+def claimed_by(text: str) -> list[str]:
+    """The rules that claim a record of a pasted message, as `explainer explain -` gives them."""
+    return [rule for rule in rules_of(text) if rule is not None]
+
+
 def assert_left_alone(text: str, rule: str) -> None:
     """No diagnosis of a pasted message is `rule`'s; rule "*": no rule claims any of it (a negative control)."""
     rules = rules_of(text)

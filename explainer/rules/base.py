@@ -19,7 +19,7 @@ from explainer._errors import RuleError
 from explainer._gc import paused_gc
 from explainer._lazyre import lazy_compile
 
-from .engine import codes_of, compile_pattern, engine_stamp
+from .engine import codes_of, engine_stamp
 from .packs import Pack, discover_packs, display_path
 from .prefilter import Sample, gated_rules, gates, open_gates, required_runs
 from .files import builtin_rules_dir, rule_file_stats
@@ -212,7 +212,7 @@ def _code_signs(rule: Rule, code: str) -> dict[str, Any] | None:
     if not lines:
         return None
     for source in rule.code_sources:
-        pattern = compile_pattern(source, rule.pattern_codes.get(source))
+        pattern = rule.compiled(source)
         for line in lines:
             try:
                 found = pattern.search(line, timeout=MATCH_TIMEOUT_S)
@@ -230,7 +230,7 @@ def context_facts(rule: Rule, before: str) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     for source in rule.context_sources:
         try:
-            found = compile_pattern(source, rule.pattern_codes.get(source)).search(before, timeout=MATCH_TIMEOUT_S)
+            found = rule.compiled(source).search(before, timeout=MATCH_TIMEOUT_S)
         except TimeoutError:
             continue
         if found is not None:

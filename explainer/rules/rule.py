@@ -100,9 +100,13 @@ class Rule:  # a plain class, not a dataclass: made at every crash's import (a d
             self._compiled = [None] * len(self.pattern_sources)
         compiled = self._compiled[index]
         if compiled is None:
-            source = self.pattern_sources[index]
-            compiled = self._compiled[index] = compile_pattern(source, self.pattern_codes.get(source))
+            compiled = self._compiled[index] = self.compiled(self.pattern_sources[index])
         return compiled
+
+    def compiled(self, source: str) -> Any:
+        """One of the rule's patterns, context patterns or code signs compiled, from the code the folder index kept for
+        it where it has one (compile_pattern keeps it for the process)."""
+        return compile_pattern(source, self.pattern_codes.get(source))
 
     @property
     def templates(self) -> list[str]:

@@ -98,7 +98,10 @@ def test_a_context_pattern_gives_the_first_match_and_a_reverse_one_the_last():
     lines = [clean_line_record(line)[0] for line in CORPUS["r21_b.yaml#34"].message.splitlines()]
     text = "\n".join(lines)
     place = r'(?P<file>[\w.]+\.py)", line (?P<line>\d+)'
-    first = context_facts(types.SimpleNamespace(context_sources=[place], pattern_codes={}), text)
-    last = context_facts(types.SimpleNamespace(context_sources=["(?r)" + place], pattern_codes={}), text)
+    from explainer.rules.engine import compile_pattern
+
+    # a stand-in for a rule with one context pattern (Rule.compiled builds it, here from its source alone)
+    first = context_facts(types.SimpleNamespace(context_sources=[place], compiled=compile_pattern), text)
+    last = context_facts(types.SimpleNamespace(context_sources=["(?r)" + place], compiled=compile_pattern), text)
     assert (first["file"], first["line"]) == ("test.py", 104)
     assert (last["file"], last["line"]) == ("mpi_ops.py", 297)

@@ -5,17 +5,10 @@ claimed, from its text alone, by the right rule with the values it holds named; 
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from explainer.cli.explain import explain_stream
+from conftest import assert_names, claimed_by, corpus_message, explain_paste
 
-from conftest import assert_names, corpus_message, explain_paste
-
-
-def claimed_by(text: str) -> list[str]:
-    return [d.rule for d in explain_stream(io.StringIO(text)) if d.rule is not None]
 
 CORPUS_CASES = [
     ("r23_a.yaml#19", "compile.triton_ptxas_arch", ["--gpu-name=sm_120", "status 255", "Blackwell"]),

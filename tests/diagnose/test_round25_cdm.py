@@ -5,18 +5,10 @@ cited) are claimed too, and near misses stay unclaimed. Live calls raise the err
 
 from __future__ import annotations
 
-import io
-
 import pytest
 import torch
 
-from explainer.cli.explain import explain_stream
-
-from conftest import assert_names, corpus_message, explain_fixture, explain_paste, raised
-
-
-def claimed_by(text: str) -> list[str]:
-    return [d.rule for d in explain_stream(io.StringIO(text)) if d.rule is not None]
+from conftest import assert_names, claimed_by, corpus_message, explain_fixture, explain_paste, raised
 
 
 CORPUS_CASES = [

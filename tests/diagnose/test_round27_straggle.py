@@ -5,14 +5,11 @@ what this CPU torch can."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from explainer.cli.explain import explain_stream
 from explainer.diagnose.textframes import Frame, frames_location, user_frame
 
-from conftest import assert_names, corpus_message, explain_fixture, explain_paste, said
+from conftest import assert_names, claimed_by, corpus_message, explain_fixture, explain_paste, said
 
 
 def named(diagnosis) -> str:
@@ -21,10 +18,6 @@ def named(diagnosis) -> str:
     where = f"{place.file}:{place.line} {place.code}" if place is not None else ""
     ranks = " ".join(f"rank {rank}" for rank in diagnosis.facts.get("ranks") or ())
     return " ".join([said(diagnosis), where, ranks])
-
-
-def claimed_by(text: str) -> list[str]:
-    return [d.rule for d in explain_stream(io.StringIO(text)) if d.rule is not None]
 
 
 CORPUS_CASES = [

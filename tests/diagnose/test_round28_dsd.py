@@ -5,21 +5,9 @@ unclaimed."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from explainer.cli.explain import explain_stream
-
-from conftest import assert_names, corpus_message, explain_paste
-
-
-def claimed_by(text: str) -> list[str]:
-    return [d.rule for d in explain_stream(io.StringIO(text)) if d.rule is not None]
-
-
-def everything_said(d) -> str:
-    return " ".join([d.title, d.summary, *d.fixes])
+from conftest import assert_names, claimed_by, corpus_message, explain_paste, said
 
 
 CORPUS_CASES = [
@@ -43,7 +31,7 @@ CORPUS_CASES = [
 @pytest.mark.parametrize("where, rule, values", CORPUS_CASES, ids=[c[0] for c in CORPUS_CASES])
 def test_corpus_message_is_explained_with_its_values(where, rule, values):
     d = explain_paste(corpus_message(where))
-    assert_names(d, rule, values, everything_said(d))
+    assert_names(d, rule, values, said(d))
 
 
 @pytest.mark.parametrize("text, rule, values", [
@@ -67,7 +55,7 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
 ])
 def test_other_wordings_of_the_families(text, rule, values):
     d = explain_paste(text)
-    assert_names(d, rule, values, everything_said(d))
+    assert_names(d, rule, values, said(d))
 
 
 @pytest.mark.parametrize("text, not_rule", [

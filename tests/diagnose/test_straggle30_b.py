@@ -6,17 +6,9 @@ and near misses keep their answers."""
 
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from explainer.cli.explain import explain_stream
-
-from conftest import assert_names, corpus_message, explain_paste
-
-
-def claimed_by(text: str) -> list[str]:
-    return [d.rule for d in explain_stream(io.StringIO(text)) if d.rule is not None]
+from conftest import assert_names, claimed_by, corpus_message, explain_paste
 
 
 CORPUS_CASES = [
