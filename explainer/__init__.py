@@ -12,11 +12,13 @@ from typing import Any
 
 from ._diagnosis import Diagnosis, Location
 from ._version import __version__ as __version__
-from .hook.install import install, uninstall
 
 # Loaded on first use, so that `import explainer; explainer.install()` costs next to nothing until
-# something actually fails (the rule base, jinja2 and the probes load at that moment).
+# something actually fails (the rule base, jinja2 and the probes load at that moment), and a command that runs no
+# script (`explainer explain`) does not load the hook.
 _LAZY = {
+    "install": ".hook.install",
+    "uninstall": ".hook.install",
     "explain": ".diagnose.explain",
     "explain_text": ".diagnose.explain",
     "TrainingMonitor": ".signals.monitor",

@@ -10,7 +10,6 @@ failure to read or write it is ignored.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import marshal
 import mmap
@@ -19,6 +18,11 @@ import tempfile
 import threading
 from pathlib import Path
 from typing import Any
+
+try:  # the built-in module: importing hashlib (OpenSSL's _hashlib) costs ~2 ms of each crash and log scan
+    from _sha1 import sha1
+except ImportError:  # a Python built without it
+    from hashlib import sha1
 
 VERSION = 11  # raised whenever what is cached is worked out differently (e.g. required_runs)
 MAX_FILES = 20_000
@@ -41,7 +45,7 @@ def cache_path(folder: Path) -> Path | None:
     base = cache_dir()
     if base is None:
         return None
-    digest = hashlib.sha1(os.path.abspath(folder).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    digest = sha1(os.path.abspath(folder).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     return base / f"rules-v{VERSION}-{digest}.json"
 
 
@@ -172,7 +176,7 @@ def cache_file(kind: str, key: str) -> Path | None:
     base = cache_dir()
     if base is None:
         return None
-    digest = hashlib.sha1(f"{VERSION}|{key}".encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    digest = sha1(f"{VERSION}|{key}".encode("utf-8", "surrogateescape")).hexdigest()[:24]
     return base / f"{kind}-v{VERSION}-{digest}.marshal"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from explainer._lazyre import lazy_compile
+from explainer._lazyre import cached_compile, lazy_compile
 
 # ANSI sequences: colours and cursor moves (CSI), character set selection ("\x1b(B", which tput's sgr0 prints after its
 # reset). (Not OSC's hyperlinks: those are kept, to be shown escaped.)
@@ -103,31 +103,31 @@ TQDM_BAR_RE = lazy_compile(r"^(?:[^\n]*?\d+%\|[^|]*\|\s*[\d.]+[kMG]?/(?:[\d.]+[k
 # (where the explained text starts) and may have a 'rank' group.
 # Compiled now: the scanner tells markers and openers apart by their match's .re (see logscan).
 MARKER_RES = [
-    re.compile(r"(?:\[Rank (?P<rank>\d+)\]\s*)?(?:NCCL watchdog thread terminated with exception: "
+    cached_compile(r"(?:\[Rank (?P<rank>\d+)\]\s*)?(?:NCCL watchdog thread terminated with exception: "
                r"(?:\[Rank \d+\]\s*)?)?(?P<message>Watchdog caught collective operation timeout: .*)"),
     # The NCCL heartbeat monitor, when the watchdog itself hangs. Its process group's prefix stays in the message
     # ("[PG 5 Rank 0] "); the rank it names is the rank in that group, the global rank only in the default group 0.
-    re.compile(r"(?P<message>(?:\[PG (?:ID )?(?:0 [^\]]*?Rank (?P<rank>\d+)|[^\]]*)\]\s*)?"
+    cached_compile(r"(?P<message>(?:\[PG (?:ID )?(?:0 [^\]]*?Rank (?P<rank>\d+)|[^\]]*)\]\s*)?"
                r"(?:ProcessGroup\w*'s watchdog got stuck for \d+ ?seconds|Heartbeat monitor timed out).*)"),
     # c10d's TCPStore client, before the rendezvous error that reports it.
-    re.compile(r"(?P<message>The client socket has timed out after \d+m?s while trying to connect to .*)"),
+    cached_compile(r"(?P<message>The client socket has timed out after \d+m?s while trying to connect to .*)"),
     # A DataLoader worker's dying words, written by its signal handler.
-    re.compile(r"(?P<message>Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker.*)"),
+    cached_compile(r"(?P<message>Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker.*)"),
     # fastai's DataLoader, when it cannot draw one batch (printed, then either the error or nothing).
-    re.compile(r"(?P<message>Could not do one pass in your dataloader, there is something wrong in it.*)"),
+    cached_compile(r"(?P<message>Could not do one pass in your dataloader, there is something wrong in it.*)"),
     # argparse refusing the --local_rank / --local-rank argument torch.distributed.launch adds to each worker's command
     # line ("train.py: error: unrecognized arguments: --local-rank=0"); a SystemExit, so printed with no traceback.
-    re.compile(r"^\s*(?P<message>[^\s:][^:]*: error: unrecognized arguments: (?:.*\s)?--local[-_]rank\b.*)"),
+    cached_compile(r"^\s*(?P<message>[^\s:][^:]*: error: unrecognized arguments: (?:.*\s)?--local[-_]rank\b.*)"),
     # torch.distributed.elastic's agent, when a worker dies: the exit code and the signal, before the summary.
-    re.compile(r"(?P<message>failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\) of binary: .*)"),
+    cached_compile(r"(?P<message>failed \(exitcode: -?\d+\) local_rank: \d+ \(pid: \d+\) of binary: .*)"),
     # Inductor's max-autotune logs a benchmark choice that failed to precompile, then goes on with the others.
-    re.compile(r"(?P<message>Exception No valid triton configs\..*)"),
+    cached_compile(r"(?P<message>Exception No valid triton configs\..*)"),
     # A CUDA kernel's own assertion, printed (once per thread) before "device-side assert triggered".
     # (a paste in markdown inline code loses the backticks around the condition)
-    re.compile(r"(?P<message>[^\s`]*\.cuh?:\d+:.*?Assertion\s*(?:`.*?`|\S.*?)\s*failed\.?)"),
+    cached_compile(r"(?P<message>[^\s`]*\.cuh?:\d+:.*?Assertion\s*(?:`.*?`|\S.*?)\s*failed\.?)"),
     # torch.multiprocessing.spawn's report of a child's error, over the child's traceback (its "ProcessRaisedException: "
     # line above it may be left out of a paste)
-    re.compile(r"^\s*(?P<message>--\s*Process \d+ terminated with the following error:?)\s*$"),
+    cached_compile(r"^\s*(?P<message>--\s*Process \d+ terminated with the following error:?)\s*$"),
 ]
 # Records that begin without a 'SomeError:' line and may go on over the next lines: a warning as
 # `warnings` prints it ("path.py:12: UserWarning: text"), VS Code's "Exception has occurred: Type".
@@ -135,26 +135,26 @@ MARKER_RES = [
 OPENER_RES = [
     # (torch's C++ warnings, TORCH_WARN, name its C++ source: "..\aten\src\ATen\native\TensorFactories.cpp:361: UserWarning")
     # (IPython < 8 names a cell's code "<ipython-input-97-37d0eadce605>")
-    re.compile(r"^`?(?P<path>[^\s`<].*?\.(?:py|cpp|cc|cu|h)|<ipython-input-\d+-[0-9a-f]+>):(?P<line>\d+): (?P<message>[A-Z]\w*Warning:.*)$"),
+    cached_compile(r"^`?(?P<path>[^\s`<].*?\.(?:py|cpp|cc|cu|h)|<ipython-input-\d+-[0-9a-f]+>):(?P<line>\d+): (?P<message>[A-Z]\w*Warning:.*)$"),
     # (with debugpy's note where it stopped elsewhere: "       (note: full exception trace is shown but execution is
     # paused at: _run_module_as_main)")
-    re.compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))"
+    cached_compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))"
                r"(?:\s+\(note: full exception trace is shown but execution is paused at: [^()]*\))?\s*$"),
     # A DataLoader worker's re-raise pasted without its 'SomeError:' prefix; its Original Traceback follows.
-    re.compile(r"^(?P<message>Caught [A-Z]\w* in DataLoader worker process \d+\.?)\s*$"),
+    cached_compile(r"^(?P<message>Caught [A-Z]\w* in DataLoader worker process \d+\.?)\s*$"),
     # A C++ exception nothing caught: std::terminate names its type; its what() follows on the next line.
-    re.compile(r"^\s*(?P<message>terminate called after throwing an instance of '[\w:]+')\s*$"),
+    cached_compile(r"^\s*(?P<message>terminate called after throwing an instance of '[\w:]+')\s*$"),
     # Anomaly mode's warning (glog's "[W python_anomaly_mode.cpp:104] " already stripped): the frames of
     # the forward call that made the failing backward follow.
-    re.compile(r"^(?P<message>Warning: Error detected in \w+\..*)$"),
+    cached_compile(r"^(?P<message>Warning: Error detected in \w+\..*)$"),
     # torch <= 1.0's THC check of a CUDA call, printed on stderr after a kernel's assertion and before the Python
     # error; the reason may follow on the next line ("error=98 : " then "unrecognized error code").
-    re.compile(r"^(?P<message>THCudaCheck FAIL file=\S+ line=\d+ error=\d+ ?:.*)$"),
+    cached_compile(r"^(?P<message>THCudaCheck FAIL file=\S+ line=\d+ error=\d+ ?:.*)$"),
 ]
 # A logger's one-line report of an exception, its type as str() of the class, then where it was raised:
 # "<class 'RuntimeError'> at trainer.py:101 - CUDA error: ..." (the record's text: "RuntimeError: CUDA error: ...").
 # Tried only on lines that hold "<class '".
-CLASS_OPENER = re.compile(r"<class '(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)'> at (?P<path>[^\s:]+\.py):(?P<line>\d+) - "
+CLASS_OPENER = cached_compile(r"<class '(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)'> at (?P<path>[^\s:]+\.py):(?P<line>\d+) - "
                           r"(?P<message>\S.*)$")
 WARNING_OPENER = OPENER_RES[0]
 VSCODE_OPENER = OPENER_RES[1]

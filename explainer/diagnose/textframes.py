@@ -22,8 +22,9 @@ CUT_FRAME_RE = lazy_compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(
 PYTEST_FRAME_RE = lazy_compile(r"^(?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")
 # Lines wrapped by the terminal or the forum at a fixed width: a line at least this long may go on below.
 WRAP_WIDTH = 64
-# The statement pasted on its own above the error ("loss.backward()" then "RuntimeError: ..."): a call.
-CALL_LINE_RE = lazy_compile(r"""^\s*(?:return\s+|(?:[\w.\[\]]+\s*,\s*)*[\w.\[\]]+\s*[-+*/]?=\s*)?[A-Za-z_][\w.\[\]'"]*\((?!.*: ).{0,200}$""")
+# The statement pasted alone above the error ("loss.backward()", then "RuntimeError: ..."): a call, or "x = (a * b) + c".
+CALL_LINE_RE = lazy_compile(r"""^\s*(?:(?:return\s+|(?:[\w.\[\]]+\s*,\s*)*[\w.\[\]]+\s*[-+*/]?=\s*)(?:[A-Za-z_][\w.\[\]'"]*)?|"""
+                            r"""[A-Za-z_][\w.\[\]'"]*)\((?!.*: ).{0,200}$""")
 # A traceback cut before its last line ends at the raise statement: raise RuntimeError("text").
 RAISE_RE = lazy_compile(r"""^raise\s+(?P<type>[\w.]+)\(\s*(?P<q>["'])(?P<msg>[^"']*)(?P=q)\s*\)$""")
 # IPython and Jupyter: "File ~/x/linear.py:114, in Linear.forward(self, input)" (IPython 8) or
@@ -42,6 +43,8 @@ IPYTHON_FRAME_RES = [
     # "Input In [99], in f(self, x)" (IPython 8.0-8.3; the line comes from the arrow).
     lazy_compile(r'^\s*(?P<file>Cell In\s*\[\d+\]), line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
     lazy_compile(r'^\s*(?P<file>Input In \[\d+\]), in (?P<func>.+?)\s*$'),
+    # VS Code's notebooks (2022-2023), in the editor's language: "c:\x\nb.ipynb Cell 5 in DQN.take_action(self, state)"
+    lazy_compile(r'^\s*(?P<file>[^\s"][^"\n]*?\.ipynb (?:Cell|单元格|セル|셀) \d+) in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
 ]
 # (a web page's typography turns IPython's "---->" into "—>" or "→")
 ARROW_RE = lazy_compile(r"^\s*(?:[—–]?-*>|→)\s*(?P<line>\d+)\s(?P<code>.*)$")
@@ -210,6 +213,8 @@ def _package(path: str) -> str:
 TYPED_PSEUDO_FILES = ("<stdin>", "<ipython-input-", "<input>", "<python-input-", "<console>", "<pyshell#", "<command-")
 # The standard library under a Python that is not laid out as lib/pythonX.Y (Windows, conda's envs\NAME\Lib).
 STDLIB_UNDER_LIB_RE = lazy_compile(r"/lib/(?P<module>\w+)(?:/|\.py$)")
+CONSOLE_SCRIPT_RE = lazy_compile(r"/s?bin/[^/]+$")
+LIB_PYTHON_RE = lazy_compile(r"/lib/python\d\.\d+/")
 STDLIB_MODULES = frozenset(sys.stdlib_module_names)
 
 
@@ -237,9 +242,9 @@ def looks_like_user_path(path: str) -> bool:
     lowered = path.replace("\\", "/")
     if "/site-packages/" in lowered or "/dist-packages/" in lowered:
         return False
-    if re.search(r"/s?bin/[^/]+$", lowered) and not lowered.endswith(".py"):
+    if CONSOLE_SCRIPT_RE.search(lowered) and not lowered.endswith(".py"):
         return False  # a console script (torchrun, accelerate)
-    if re.search(r"/lib/python\d\.\d+/", lowered) or _is_torch_path(lowered):
+    if LIB_PYTHON_RE.search(lowered) or _is_torch_path(lowered):
         return False
     stdlib = STDLIB_UNDER_LIB_RE.search(lowered.lower())
     if stdlib is not None and stdlib.group("module") in STDLIB_MODULES:
@@ -272,10 +277,11 @@ def looks_like_library_path(path: str) -> bool:
 
 
 TORCH_BACKEND_RE = lazy_compile(r"-packages/(?:torch_xla|torch_npu|torch_mlu|torch_musa)/")
+TORCH_FILE_RE = lazy_compile(r"(^|/)torch/\S*\.pyc?$")  # (Python 2's IPython names the .pyc)
 
 
 def _is_torch_path(lowered: str) -> bool:
-    return re.search(r"(^|/)torch/\S*\.pyc?$", lowered) is not None  # (Python 2's IPython names the .pyc)
+    return TORCH_FILE_RE.search(lowered) is not None
 
 
 # A frame line cut before its line number, the file gone with what was cut: "line 260, in train" (a paste that begins

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import marshal
 import os
 import re
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from explainer._cache import (NO_CACHE, cache_file, folder_index_path, load_index, load_marshal, open_cache, save_index,
-                              save_marshal)
+                              save_marshal, sha1)
 from explainer._errors import RuleError
 from explainer._gc import paused_gc
 from explainer._lazyre import lazy_compile
@@ -128,7 +127,7 @@ def _cached_gated_rules(all_gates: list) -> tuple:
     """gated_rules(all_gates), as an earlier process with the same rules' gates worked it out (a few ms at each crash
     otherwise): kept under a digest of the gates themselves, so any change of a rule's required text misses it."""
     data = marshal.dumps(all_gates)
-    path = cache_file("gates", hashlib.sha1(data).hexdigest())
+    path = cache_file("gates", sha1(data).hexdigest())
     kept = load_marshal(path)
     if isinstance(kept, tuple) and len(kept) == 3:
         return kept

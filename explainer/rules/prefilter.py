@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 
+from explainer._lazyre import cached_compile
+
 MAX_ALTERNATIVES = 16
 MIN_RUN = 2
 # First in an alternative whose runs are to be looked for in the case-folded text (a pattern that
 # ignores case); a run is never empty, and the empty string is in any text.
 IGNORE_CASE = ""
-WORD_RE = re.compile(r"\w+")
+WORD_RE = cached_compile(r"\w+")
 # A gate: the one key per alternative looked up for every rule at once (RuleBase.candidates). "w" a whole
 # word of the text, "s" a run found anywhere in it; capitals look in the case-folded text.
 WORD_GATE, TEXT_GATE = "w", "s"

@@ -20,6 +20,8 @@ import re
 from functools import lru_cache
 from typing import Any, Callable
 
+from explainer._lazyre import cached_compile
+
 from .template_values import (FILTERS, MAX_ARGUMENTS, UNDEFINED, Expr, UndefinedFact, Undefined, binary, both,
                               chain, conditional, constant, either, joined, sequence)
 
@@ -36,7 +38,7 @@ _CONSTANTS = {"true": True, "True": True, "false": False, "False": False, "none"
 
 # Inside a tag: what jinja2's lexer reads, less what the subset leaves out (dots, braces, colons, `=`,
 # backslash escapes, number forms other than 12 and 1.5); `**` is read so that it is not taken for `* *`.
-_TOKEN_RE = re.compile(r"""
+_TOKEN_RE = cached_compile(r"""
     (?P<space>\s+)
   | (?P<float>\d+\.\d+)
   | (?P<integer>0(?![\d_])|[1-9]\d*(?![\d_]))
@@ -44,7 +46,7 @@ _TOKEN_RE = re.compile(r"""
   | (?P<string>'[^'\\]*'|"[^"\\]*")
   | (?P<operator>//|\*\*|==|!=|<=|>=|[-+*/%~|(),<>\[\]])
 """, re.VERBOSE)
-_TAG_START_RE = re.compile(r"\{[{%#]")
+_TAG_START_RE = cached_compile(r"\{[{%#]")
 _CLOSERS = {"(": ")", "[": "]"}
 
 

@@ -12,13 +12,15 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from explainer._lazyre import cached_compile
+
 from .template_values import plural as _plural
 
 _LITERAL = r"""(?:'[^'{}]*'|"[^"{}]*"|-?\d+(?:\.\d+)?)"""
 _FILTER = rf"\|\s*\w+(?:\(\s*{_LITERAL}(?:\s*,\s*{_LITERAL})*\s*\))?\s*"
 _FIELD = rf"\{{\{{\s*([A-Za-z_]\w*)\s*(?:{_FILTER})*\}}\}}"  # compiled when rules are validated, not at a crash
 # {{ name }}, or {{ name | plural('word') }} (the one filter of our own): filled in without jinja2.
-_PLAIN_FIELD_RE = re.compile(r"""\{\{\s*([A-Za-z_]\w*)\s*(?:\|\s*plural\(\s*(?:'([^'\\{}]*)'|"([^"\\{}]*)")\s*\)\s*)?\}\}""")
+_PLAIN_FIELD_RE = cached_compile(r"""\{\{\s*([A-Za-z_]\w*)\s*(?:\|\s*plural\(\s*(?:'([^'\\{}]*)'|"([^"\\{}]*)")\s*\)\s*)?\}\}""")
 _JINJA_TOKENS = ("{{", "{%", "{#")
 
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from typing import Any
 
 from explainer._inspect import FrameRecord
+from explainer._lazyre import cached_compile
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.environment.none_values import IMPORT_ERRORS, library_and_caller, parsed_source
 
 MAX_PLACES = 4
-NOTEBOOK_RE = re.compile(r"^<ipython-input-\d+-|[/\\]ipykernel_\d+[/\\]\d+\.py$|^<cell line|^/tmp/ipykernel_")
+NOTEBOOK_RE = cached_compile(r"^<ipython-input-\d+-|[/\\]ipykernel_\d+[/\\]\d+\.py$|^<cell line|^/tmp/ipykernel_")
 
 
 def _binds(node: ast.AST, name: str) -> str | None:

@@ -11,6 +11,7 @@ from typing import Any, Iterator
 from explainer._inspect import (MISSING, FrameRecord, child_modules, describe_module, describe_tensor, failing_expression,
                                 find_local_instance, format_shape, innermost_user_frame, instance_dict, is_module,
                                 is_tensor, module_frames, module_repr, name_module, resolve_text, safe_getattr)
+from explainer._lazyre import cached_compile
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.operands import submodule
 
@@ -229,7 +230,7 @@ def len_operand(ctx: ProbeContext) -> Evidence | None:
                     [{"name": operand.text, "kind": "object", "type": kind, "repr": f"{kind} object"}])
 
 
-NUMPY_SCALAR_RE = re.compile(r"^np\.\w+\((?P<value>.*)\)$")  # numpy 2 prints a set's members as np.int64(3)
+NUMPY_SCALAR_RE = cached_compile(r"^np\.\w+\((?P<value>.*)\)$")  # numpy 2 prints a set's members as np.int64(3)
 
 
 def _set_members(text: Any) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from explainer._inspect import (MISSING, FrameRecord, describe_tensor, failing_expression, format_shape,
                                 innermost_user_frame, is_module, is_tensor, resolve, safe_getattr, user_frames)
+from explainer._lazyre import lazy_compile
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.reach import MAX_ITEMS, Budget, walk_reachable
 
@@ -31,7 +32,7 @@ LEAK_SHARE = 0.05           # beside an impossible request, a leak matters only 
 MAX_DIM_DIGITS = 30         # size arithmetic is recomputed only on ints this small
 
 # NumPy writes three significant digits and may end on the point ("147. TiB").
-_SIZE_RE = r"^\s*(\d+(?:\.\d*)?)\s*(bytes|B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)\s*$"
+_SIZE_RE = lazy_compile(r"^\s*(\d+(?:\.\d*)?)\s*(bytes|B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|PB)\s*$")
 # torch prints these with binary multiples even where it writes "MB"/"GB" (the MPS allocator).
 _UNITS = {"bytes": 1, "B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40, "PiB": 2**50,
           "KB": 2**10, "MB": 2**20, "GB": 2**30, "TB": 2**40, "PB": 2**50}
@@ -43,7 +44,7 @@ def parse_size(text: Any) -> int | None:
         return text
     if not isinstance(text, str):
         return None
-    match = re.match(_SIZE_RE, text)
+    match = _SIZE_RE.match(text)
     if not match:
         return None
     return int(float(match.group(1)) * _UNITS[match.group(2)])
