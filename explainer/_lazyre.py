@@ -12,7 +12,10 @@ import re
 import sys
 import threading
 from re import _compiler
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # What code calls on a pattern: bound once to the instance, so later calls cost what they cost on the
 # compiled pattern itself (no __getattr__ in the way).
@@ -74,7 +77,7 @@ def _recorded_compile(pattern: str, flags: int) -> tuple[re.Pattern, tuple | Non
                       tuple(indexgroup))
 
 
-def _cache_path() -> Any:
+def _cache_path() -> Path | None:
     from explainer._cache import cache_file
 
     return cache_file("re-code", f"{sys.version}|{_engine.MAGIC}|{_engine.CODESIZE}")

@@ -104,11 +104,11 @@ TQDM_BAR_RE = lazy_compile(r"^(?:[^\n]*?\d+%\|[^|]*\|\s*[\d.]+[kMG]?/(?:[\d.]+[k
 # Compiled now: the scanner tells markers and openers apart by their match's .re (see logscan).
 MARKER_RES = [
     cached_compile(r"(?:\[Rank (?P<rank>\d+)\]\s*)?(?:NCCL watchdog thread terminated with exception: "
-               r"(?:\[Rank \d+\]\s*)?)?(?P<message>Watchdog caught collective operation timeout: .*)"),
+                   r"(?:\[Rank \d+\]\s*)?)?(?P<message>Watchdog caught collective operation timeout: .*)"),
     # The NCCL heartbeat monitor, when the watchdog itself hangs. Its process group's prefix stays in the message
     # ("[PG 5 Rank 0] "); the rank it names is the rank in that group, the global rank only in the default group 0.
     cached_compile(r"(?P<message>(?:\[PG (?:ID )?(?:0 [^\]]*?Rank (?P<rank>\d+)|[^\]]*)\]\s*)?"
-               r"(?:ProcessGroup\w*'s watchdog got stuck for \d+ ?seconds|Heartbeat monitor timed out).*)"),
+                   r"(?:ProcessGroup\w*'s watchdog got stuck for \d+ ?seconds|Heartbeat monitor timed out).*)"),
     # c10d's TCPStore client, before the rendezvous error that reports it.
     cached_compile(r"(?P<message>The client socket has timed out after \d+m?s while trying to connect to .*)"),
     # A DataLoader worker's dying words, written by its signal handler.
@@ -139,7 +139,7 @@ OPENER_RES = [
     # (with debugpy's note where it stopped elsewhere: "       (note: full exception trace is shown but execution is
     # paused at: _run_module_as_main)")
     cached_compile(r"^(?:Exception has occurred|发生异常): (?P<message>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))"
-               r"(?:\s+\(note: full exception trace is shown but execution is paused at: [^()]*\))?\s*$"),
+                   r"(?:\s+\(note: full exception trace is shown but execution is paused at: [^()]*\))?\s*$"),
     # A DataLoader worker's re-raise pasted without its 'SomeError:' prefix; its Original Traceback follows.
     cached_compile(r"^(?P<message>Caught [A-Z]\w* in DataLoader worker process \d+\.?)\s*$"),
     # A C++ exception nothing caught: std::terminate names its type; its what() follows on the next line.
@@ -155,7 +155,7 @@ OPENER_RES = [
 # "<class 'RuntimeError'> at trainer.py:101 - CUDA error: ..." (the record's text: "RuntimeError: CUDA error: ...").
 # Tried only on lines that hold "<class '".
 CLASS_OPENER = cached_compile(r"<class '(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)'> at (?P<path>[^\s:]+\.py):(?P<line>\d+) - "
-                          r"(?P<message>\S.*)$")
+                              r"(?P<message>\S.*)$")
 WARNING_OPENER = OPENER_RES[0]
 VSCODE_OPENER = OPENER_RES[1]
 TERMINATE_OPENER = OPENER_RES[3]

@@ -22,7 +22,7 @@ CASES = [
      "RuntimeError: Sizes of tensors must match except in dimension 2. Got 4 and 8",
      "shape.cat_sizes", ["4", "8", "dimension 2"]),
     ("RuntimeError: Sizes of tensors must match except in dimension 3. Got 166 and 167 (The offending index is 0)",
-     "shape.cat_sizes", ["166", "167", "dimension 3", "offending index in the list is 0"]),
+     "shape.cat_sizes", ["166", "167", "dimension 3", "offending index is 0"]),
     ("RuntimeError: cannot reshape tensor of 0 elements into shape [0, -1, 256, 256] because the unspecified "
      "dimension size -1 can be any value and is ambiguous", "shape.reshape_empty_ambiguous", ["[0, -1, 256, 256]", "0"]),
     ("RuntimeError: invalid argument 1: the number of sizes provided must be greater or equal to the number of "

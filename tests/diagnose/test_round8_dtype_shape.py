@@ -36,7 +36,7 @@ CASES = [
     ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 256.0",
      "numerics.amp_overflow_skip", ["256.0", "loss scaler 0"]),
     ("“OVERFLOW! Skipping step. Attempted loss scale: 1.0, reducing to 1”", "numerics.amp_overflow_skip",
-     ["1.0", "reducing the scale to 1", "DeepSpeed"]),
+     ["1.0", "reducing to 1", "DeepSpeed"]),
     ("[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 2, reducing to 1",
      "numerics.amp_overflow_skip", ["rank 0", "2", "1"]),
     ("Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
