@@ -277,7 +277,7 @@ def looks_like_library_path(path: str) -> bool:
 
 
 TORCH_BACKEND_RE = lazy_compile(r"-packages/(?:torch_xla|torch_npu|torch_mlu|torch_musa)/")
-TORCH_FILE_RE = lazy_compile(r"(^|/)torch/\S*\.pyc?$")  # (Python 2's IPython names the .pyc)
+TORCH_FILE_RE = lazy_compile(r"(^|/)torch/(?!hub/)\S*\.pyc?$")  # (.pyc: Python 2's IPython; torch/hub/: a hub repo's code)
 
 
 def _is_torch_path(lowered: str) -> bool:
