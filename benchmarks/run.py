@@ -53,17 +53,18 @@ def timed(cmd: list[str], env: dict[str, str] | None = None, stdout=subprocess.D
     return time.perf_counter() - started, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
-def side_by_side(a: list[str], b: list[str], repeat: int, env_a=None, env_b=None) -> dict[str, tuple[float, float]]:
-    """Medians for A and B, as {"wall": (a, b), "cpu": (a, b)}."""
-    runs: dict[str, tuple[list[float], list[float]]] = {"wall": ([], []), "cpu": ([], [])}
-    timed(a, env_a)  # warm the page cache (and the rule cache) for both before measuring
-    timed(b, env_b)
+def side_by_side(a: list[str], b: list[str], repeat: int, env_a=None, env_b=None,
+                 stdout=subprocess.DEVNULL) -> dict[str, tuple[float, float]]:
+    """Medians for A and B, as {"wall": (a, b), "cpu": (a, b)}, and each side's peak RSS in KiB, as "rss"."""
+    runs: dict[str, tuple[list[float], list[float]]] = {"wall": ([], []), "cpu": ([], []), "rss": ([], [])}
+    timed(a, env_a, stdout)  # warm the page cache (and the rule cache) for both before measuring
+    timed(b, env_b, stdout)
     for _ in range(repeat):
         for side, (cmd, env) in enumerate(((a, env_a), (b, env_b))):
-            wall, cpu, _ = timed(cmd, env)
-            runs["wall"][side].append(wall)
-            runs["cpu"][side].append(cpu)
-    return {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in runs.items()}
+            for key, value in zip(("wall", "cpu", "rss"), timed(cmd, env, stdout)):
+                runs[key][side].append(value)
+    medians = {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in runs.items() if k != "rss"}
+    return {**medians, "rss": (max(runs["rss"][0]), max(runs["rss"][1]))}
 
 
 # What `python -m explainer script.py` does at the crash, stage by stage: the hook (imported at start-up, its cost
@@ -249,22 +250,15 @@ def main() -> int:
     memory: list[str] = []
     for megabytes in log_sizes:
         log = make_log(Path(tempfile.gettempdir()) / f"explainer-bench-{megabytes}mb.log", megabytes)
-        grep_runs, our_runs = [], []
         with tempfile.TemporaryFile() as sink:  # not /dev/null: GNU grep stops at the first match there
-            timed([shutil.which("grep") or "grep", "-E", GREP_FAMILIES, str(log)], stdout=sink)  # warm, as side_by_side
-            timed([python, "-m", "explainer", "explain", "--format", "json", str(log)], stdout=sink)
-            for _ in range(repeat):
-                grep_runs.append(timed([shutil.which("grep") or "grep", "-E", GREP_FAMILIES, str(log)], stdout=sink))
-                our_runs.append(timed([python, "-m", "explainer", "explain", "--format", "json", str(log)],
-                                      stdout=sink))
+            measured = side_by_side([shutil.which("grep") or "grep", "-E", GREP_FAMILIES, str(log)],
+                                    [python, "-m", "explainer", "explain", "--format", "json", str(log)], repeat,
+                                    stdout=sink)
         size = f"{log.stat().st_size / 1e6:.0f} MB"
-        row(f"`explainer explain` vs `grep -E` on a {size} log",
-            {"wall": (statistics.median(r[0] for r in grep_runs), statistics.median(r[0] for r in our_runs)),
-             "cpu": (statistics.median(r[1] for r in grep_runs), statistics.median(r[1] for r in our_runs))}, "<= 3")
-        verdicts["log"].append((size, statistics.median(r[1] for r in our_runs)
-                                / statistics.median(r[1] for r in grep_runs), LOG_TARGET_RATIO))
-        memory.append(f"explainer {max(r[2] for r in our_runs) / 1024:.0f} MiB, "
-                      f"grep {max(r[2] for r in grep_runs) / 1024:.0f} MiB (log {size})")
+        row(f"`explainer explain` vs `grep -E` on a {size} log", measured, "<= 3")
+        verdicts["log"].append((size, measured["cpu"][1] / measured["cpu"][0], LOG_TARGET_RATIO))
+        memory.append(f"explainer {measured['rss'][1] / 1024:.0f} MiB, grep {measured['rss'][0] / 1024:.0f} MiB "
+                      f"(log {size})")
 
     report = "\n".join([
         "# Benchmark results",

@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 import sys
 import threading
+from contextlib import contextmanager
 from re import _compiler
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -49,27 +50,37 @@ def cached_compile(pattern: str, flags: int = 0) -> re.Pattern:
     return compiled
 
 
-def _recorded_compile(pattern: str, flags: int) -> tuple[re.Pattern, tuple | None]:
-    """re.compile's work, with the arguments it gives the engine noted on the way (None where the layout is not the
-    one this module knows)."""
-    seen: list[tuple] = []
+@contextmanager
+def engine_calls(owner: Any, attribute: str) -> Iterator[list[tuple]]:
+    """The arguments of every `compile` call made through `owner.<attribute>` (a regex engine: re's `_sre`, regex's
+    `_regex`) inside the block: each pattern's code as its parser made it, in the engine's own layout. One swap at a
+    time; another thread's compile meanwhile goes to the same engine, and is noted too."""
+    engine = getattr(owner, attribute)
+    calls: list[tuple] = []
 
     class _Recorder:
         def __getattr__(self, name: str) -> Any:
-            return getattr(_engine, name)
+            return getattr(engine, name)
 
         @staticmethod
         def compile(*args: Any) -> Any:
-            if args and args[0] == pattern:
-                seen.append(args)
-            return _engine.compile(*args)
+            calls.append(args)
+            return engine.compile(*args)
 
-    with _lock:  # one swap at a time; another thread's compile meanwhile goes to the same engine
-        _compiler._sre = _Recorder()
+    with _lock:
+        setattr(owner, attribute, _Recorder())
         try:
-            compiled = _compiler.compile(pattern, flags)
+            yield calls
         finally:
-            _compiler._sre = _engine
+            setattr(owner, attribute, engine)
+
+
+def _recorded_compile(pattern: str, flags: int) -> tuple[re.Pattern, tuple | None]:
+    """re.compile's work, with the arguments it gives the engine (None where the layout is not the one this module
+    knows)."""
+    with engine_calls(_compiler, "_sre") as calls:
+        compiled = _compiler.compile(pattern, flags)
+    seen = [args for args in calls if args and args[0] == pattern]
     if len(seen) != 1 or len(seen[0]) != 6:
         return compiled, None
     source, all_flags, code, groups, groupindex, indexgroup = seen[0]

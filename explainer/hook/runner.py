@@ -6,12 +6,11 @@ import builtins
 import importlib.machinery
 import io
 import os
+import re
 import signal
 import sys
 import threading
 import types
-
-from explainer._lazyre import cached_compile
 
 from .install import install
 
@@ -70,7 +69,7 @@ def _exec(code: types.CodeType, namespace: dict) -> None:
 # --- recursion depth: the script gets exactly the depth `python SCRIPT` would give it ---------------
 
 _HIDDEN_CODE: set[types.CodeType] = set()
-_DEPTH_RE = cached_compile(r"depth (\d+)")
+_DEPTH_RE = re.compile(r"depth (\d+)")  # plain re: the depth probe reads it at every start, before the script runs
 _PROBE = compile("_explainer_depth[0] = _explainer_read()", "<explainer depth probe>", "exec")
 
 

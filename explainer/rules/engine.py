@@ -17,6 +17,8 @@ import os
 import sys
 from typing import Any
 
+from explainer._lazyre import engine_calls
+
 ENGINE_NAME = "regex._regex"
 _engine: Any = None  # the engine module; False once it could not be loaded on its own
 _built: dict[str, Any] = {}  # source -> compiled pattern, for this process
@@ -41,27 +43,13 @@ def codes_of(sources: list[str]) -> dict[str, tuple]:
     import regex
     from regex import _main
 
-    engine = _main._regex
-    seen: dict[str, tuple] = {}
-
-    class _Recorder:  # regex's compile, with the arguments it gives the engine noted on the way
-        def __getattr__(self, name: str) -> Any:
-            return getattr(engine, name)
-
-        @staticmethod
-        def compile(*args: Any) -> Any:
-            seen[args[0]] = args
-            return engine.compile(*args)
-
-    _main._regex = _Recorder()
-    try:
+    with engine_calls(_main, "_regex") as calls:
         for source in sources:
             try:
                 regex.compile(source, cache_pattern=False)
             except (regex.error, RecursionError, ValueError):
                 continue
-    finally:
-        _main._regex = engine
+    seen = {args[0]: args for args in calls if args}
     codes = {}
     for source in sources:
         args = seen.get(source)
