@@ -6,7 +6,9 @@
 Whole training steps (forward, backward, optimizer step, and mon.step for the monitor) are timed.
 The three variants of each model are identical copies that take turns step by step; a round is
 50 steps of each (one monitor sync); step times are medians over rounds of the mean step time in
-the round, and each ratio is the median of the per-round ratios.
+the round, and each ratio is the median of the per-round ratios. The larger models (ResNet-18 on
+CIFAR-sized images, a six-layer language model) run rounds of 10 steps with the monitor reading
+its figures every 10 steps, and 7 rounds.
 """
 
 from __future__ import annotations
@@ -65,15 +67,53 @@ def transformer(tiny: bool):
     return TinyTransformer(vocab, dim, layers), (tokens, torch.randint(0, vocab, (batch * seq,))), nn.CrossEntropyLoss()
 
 
-MODELS = {"mlp": mlp, "cnn": cnn, "transformer": transformer}
+class BasicBlock(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int):
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout)
+        self.conv2, self.bn2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False), nn.BatchNorm2d(cout)
+        self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout)) \
+            if stride != 1 or cin != cout else nn.Identity()
+
+    def forward(self, x):
+        return torch.relu(self.bn2(self.conv2(torch.relu(self.bn1(self.conv1(x))))) + self.shortcut(x))
+
+
+def resnet18(tiny: bool):
+    """ResNet-18 as trained on CIFAR (3x3 stem, no max-pool): 11.2 M parameters in 62 tensors."""
+    widths = (8, 16, 32, 64) if tiny else (64, 128, 256, 512)
+    layers: list[nn.Module] = [nn.Conv2d(3, widths[0], 3, 1, 1, bias=False), nn.BatchNorm2d(widths[0]), nn.ReLU()]
+    cin = widths[0]
+    for i, cout in enumerate(widths):
+        layers += [BasicBlock(cin, cout, 1 if i == 0 else 2), BasicBlock(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, 100)]
+    n = 2 if tiny else 8
+    return nn.Sequential(*layers), (torch.randn(n, 3, 32, 32), torch.randint(0, 100, (n,))), nn.CrossEntropyLoss()
+
+
+def gpt(tiny: bool):
+    """A six-layer encoder language model, dim 384: 13.8 M parameters in 75 tensors."""
+    vocab, dim, layers = (50, 16, 1) if tiny else (4096, 384, 6)
+    batch, seq = (2, 8) if tiny else (4, 64)
+    tokens = torch.randint(0, vocab, (batch, seq))
+    return TinyTransformer(vocab, dim, layers), (tokens, torch.randint(0, vocab, (batch * seq,))), nn.CrossEntropyLoss()
+
+
+MODELS = {"mlp": mlp, "cnn": cnn, "transformer": transformer, "resnet18": resnet18, "gpt": gpt}
+# The larger models' steps take hundreds of ms on one thread: rounds of 10 steps with the monitor reading its
+# figures every 10 steps (five times as often as its default, so its analysis weighs more, not less), fewer rounds.
+LARGER = {"resnet18", "gpt"}
+LARGER_SCHEDULE = {"steps": 10, "repeats": 7, "warmup": 3}
 MODES = ("plain", "monitor", "anomaly")
 TARGET = 1.02  # the monitor's step against a plain one (issue 14)
 
 
-def make_step(mode: str, model: nn.Module, batch, loss_fn):
+def make_step(mode: str, model: nn.Module, batch, loss_fn, check_every: int):
     x, y = batch
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
-    monitor = explainer.TrainingMonitor(model, optimizer=optimizer) if mode == "monitor" else None
+    monitor = explainer.TrainingMonitor(model, optimizer=optimizer, check_every=check_every) \
+        if mode == "monitor" else None
 
     def step():
         optimizer.zero_grad(set_to_none=True)
@@ -97,7 +137,7 @@ def bench(name: str, tiny: bool, steps: int, repeats: int, warmup: int) -> dict[
     model, batch, loss_fn = MODELS[name](tiny)
     steppers, monitors = {}, []
     for mode in MODES:
-        step, monitor = make_step(mode, copy.deepcopy(model), batch, loss_fn)
+        step, monitor = make_step(mode, copy.deepcopy(model), batch, loss_fn, check_every=min(steps, 50))
         steppers[mode] = step
         if monitor is not None:
             monitors.append(monitor)
@@ -108,7 +148,7 @@ def bench(name: str, tiny: bool, steps: int, repeats: int, warmup: int) -> dict[
     for round_ in range(repeats):
         spent = dict.fromkeys(MODES, 0.0)
         # The variants take turns step by step (rotating who goes first), so load from other jobs
-        # hits all three alike; a round of 50 steps includes one of the monitor's syncs.
+        # hits all three alike; a round includes one of the monitor's syncs.
         order = MODES[round_ % 3:] + MODES[:round_ % 3]
         for _ in range(steps):
             for mode in order:
@@ -146,16 +186,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     default_rulebase()  # loaded once per process on the first diagnosis: not a per-step cost
+    larger = ", ".join(sorted(LARGER & set(args.models)))
     print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s), {args.steps} steps x {args.repeats} rounds"
-          f" per variant, warm-up {args.warmup}; medians (ratios: median of per-round ratios)")
+          f" per variant, warm-up {args.warmup}" + (f" ({larger}: at most {LARGER_SCHEDULE['steps']} steps x "
+          f"{LARGER_SCHEDULE['repeats']} rounds, warm-up {LARGER_SCHEDULE['warmup']}, a monitor read every round)"
+          if larger else "") + "; medians (ratios: median of per-round ratios)")
     lines = ["| model | plain step | with monitor | with detect_anomaly | monitor / plain | anomaly / plain "
              "| monitor / anomaly |", "| --- | --- | --- | --- | --- | --- | --- |"]
     print(*lines, sep="\n")
     ratios = {}
     for name in args.models:
+        schedule = {"steps": args.steps, "repeats": args.repeats, "warmup": args.warmup}
+        if name in LARGER and not args.tiny:
+            schedule = {key: min(value, LARGER_SCHEDULE[key]) for key, value in schedule.items()}
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
-            t = bench(name, args.tiny, args.steps, args.repeats, args.warmup)
+            t = bench(name, args.tiny, **schedule)
         ratios[name] = t["monitor/plain"]
         lines.append(f"| {name} | {t['plain'] * 1e3:.2f} ms | {t['monitor'] * 1e3:.2f} ms | {t['anomaly'] * 1e3:.2f} ms "
                      f"| {t['monitor/plain']:.3f} | {t['anomaly/plain']:.2f} | {t['monitor/anomaly']:.3f} |")

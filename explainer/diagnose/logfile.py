@@ -17,7 +17,7 @@ from typing import IO, Iterator
 from .logblocks import SkippableBlock
 from .logpatterns import GREP_LITERALS
 
-GREP_MIN_BYTES = 16 << 20  # below this, starting grep costs more than it saves
+GREP_MIN_BYTES = 256 << 10  # below this, starting grep saves little (benchmarks/log_grep_bound.py)
 BLOCK_BYTES = 1 << 20
 PIECE_BYTES = 16 << 10
 

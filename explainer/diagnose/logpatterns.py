@@ -203,7 +203,8 @@ TRACEBACK_END_RE = lazy_compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)+[A-Z]\w*|StopIter
 # ComfyUI names the node that failed: "Error occurred when executing SUPIR_Upscale:" (before 2024), or its
 # error report's "- **Node Type:** ExpressionEditor" (quoted with "> " when pasted into a GitHub comment).
 # (A node's name may end in parentheses: "KSampler (Efficient)"; a paste that lost its line breaks goes on after the colon.)
-COMFY_NODE_RE = lazy_compile(r"^\s*(?:>\s*)*(?:Error occurred when executing (?P<running>[\w.\- ]+?(?:\s*\([^()]*\))?):(?:\s|$)|"
+# Node names hold a pack's tag in brackets or a '|' ("[ComfyUI-3D] Animate Anyone Sampler", "AttentionCouple|cgem156")
+COMFY_NODE_RE = lazy_compile(r"^\s*(?:>\s*)*(?:Error occurred when executing (?P<running>[\w.\-\[\]| ]+?(?:\s*\([^()]*\))?):(?:\s|$)|"
                            r"[-*]?\s*\**Node Type:\**\s*(?P<type>[\w.\-]+)\s*$)")
 # The error dialog of ComfyUI's newer frontend, copied: the node's class name alone on the first line
 # ("VAEEncode", "WanVideoSampler"), then the message without its type.

@@ -65,7 +65,7 @@ def test_close_names_and_setters_read_without_running_code():
 
 def test_a_forgotten_import():
     diagnosis = explain_fixture("fixtures/other/name_forgot_import.py")
-    assert_names(diagnosis, NAME, ["`F` at name_forgot_import.py:12 in forward",
+    assert_names(diagnosis, NAME, ["`F` is not defined at name_forgot_import.py:12 in forward",
                                    "`import torch.nn.functional as F`", "no import or assignment of it anywhere"])
     assert diagnosis.fixes[0] == "Add `import torch.nn.functional as F` at the top of the file."
 

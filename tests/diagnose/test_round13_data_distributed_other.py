@@ -62,7 +62,7 @@ def test_pickle_load_of_the_same_page_is_not_a_pytorch_failure(tmp_path):
 CORPUS = [
     ("r12_b.yaml#8", "distributed.child_failed", ["llamafactory/launcher.py", "exitcode  : 1", "pid: 14661"]),
     ("r13_b.yaml#59", "distributed.child_failed", ["return code = -9", "SIGKILL", "out-of-memory killer"]),
-    ("r13_a.yaml#89", "data.worker_killed", ["pid 270071", "'Bus error'", "/dev/shm"]),
+    ("r13_a.yaml#89", "data.worker_killed", ["pid 270071", "killed by signal: Bus error", "/dev/shm"]),
     ("r13_a.yaml#10", "data.checkpoint_corrupt", ["reading the record data/11", "invalid header or archive is corrupted"]),
     ("r13_a.yaml#31", "other.numpy_incompatible", ["NumPy 2.0.0", "_ARRAY_API not found"]),
     ("r13_b.yaml#30", "other.undefined_symbol",

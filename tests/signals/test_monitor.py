@@ -326,7 +326,7 @@ def test_benchmark_script_runs_with_tiny_settings(capsys):
     bench = runpy.run_path(str(ROOT / "benchmarks" / "monitor_overhead.py"), run_name="benchmark")
     assert bench["main"](["--tiny", "--steps", "2", "--repeats", "1", "--warmup", "1"]) == 0
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "ms" in line]
-    assert [row.split("|")[1].strip() for row in rows] == ["mlp", "cnn", "transformer"]
+    assert [row.split("|")[1].strip() for row in rows] == ["mlp", "cnn", "transformer", "resnet18", "gpt"]
 
 
 @pytest.fixture(scope="module")
