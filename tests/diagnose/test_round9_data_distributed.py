@@ -46,7 +46,7 @@ def test_detection_model_in_training_mode_without_targets():
 def test_degenerate_box_names_the_box_and_the_target():
     d = explain_paste("ValueError: All bounding boxes should have positive height and width. Found invalid box "
                       "[10.0, 20.0, 10.0, 40.0] for target at index 3.")
-    assert_names(d, "data.detection_targets", ["[10.0, 20.0, 10.0, 40.0]", "Target 3", "box_convert"], said(d))
+    assert_names(d, "data.detection_targets", ["[10.0, 20.0, 10.0, 40.0]", "target at index 3", "box_convert"], said(d))
 
 
 def test_target_list_instead_of_dict_read_from_the_detection_frame():
