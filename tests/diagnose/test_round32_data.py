@@ -73,10 +73,6 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
      '"model.15.conv_block.7.running_var" for InstanceNorm2d with track_running_stats=False. If state_dict is a '
      "checkpoint saved before 0.4.0, this may be expected because InstanceNorm2d does not track running stats by default "
      "since 0.4.0.", "data.instancenorm_running_stats", ["model.15.conv_block.7.running_mean", "0.4.0"]),
-    # a weights-only failure logged by loguru without a model name
-    ("2025-01-08 14:29:38.401 | ERROR    | app.loader:load_voice:42 - Weights only load failed. WeightsUnpickler error: "
-     "Unsupported global: GLOBAL numpy.core.multiarray._reconstruct", "data.weights_only_load",
-     ["app.loader:load_voice:42", "numpy.core.multiarray._reconstruct"]),
 ])
 def test_other_wordings_of_the_families(text, rule, values):
     diagnosis = explain_paste(text)

@@ -50,11 +50,6 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
     # the old THC wording with its space kept still names the place
     ("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/generic/THCStorage.cu:58",
      "memory.cuda_error_oom", ["THCStorage.cu:58"]),
-    # the bold-free sentinel, as torch prints it on Windows (the figure is NVML's 'not available')
-    ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacty of 8.00 GiB "
-     "of which 0 bytes is free. Including non-PyTorch memory, this process has 17179869184.00 GiB memory in use. Of the "
-     "allocated memory 7.21 GiB is allocated by PyTorch, and 131.33 MiB is reserved by PyTorch but unallocated.",
-     "memory.cuda_oom", ["17179869184.00 GiB", "WDDM", "7.21 GiB"]),
 ])
 def test_other_wordings_of_the_families(text, rule, values):
     assert_names(explain_paste(text), rule, values)
