@@ -12,12 +12,11 @@ grep's included), run alternately, medians, so the bound can sit where the grep 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from run import make_log, timed
+from run import make_log, side_by_side
 
 PLAIN, GREP = 1 << 50, 0  # GREP_MIN_BYTES that keeps every log on one path
 
@@ -40,13 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder, tempfile.TemporaryFile() as sink:
         for megabytes in args.sizes:
             log = make_log(Path(folder) / f"train-{megabytes}mb.log", megabytes)
-            for bound in (PLAIN, GREP):  # warm the page cache and the rule cache
-                timed(command(log, bound), stdout=sink)
-            cpu: dict[int, list[float]] = {PLAIN: [], GREP: []}
-            for _ in range(args.repeat):
-                for bound in (PLAIN, GREP):
-                    cpu[bound].append(timed(command(log, bound), stdout=sink)[1])
-            plain, grep = statistics.median(cpu[PLAIN]), statistics.median(cpu[GREP])
+            plain, grep = side_by_side(command(log, PLAIN), command(log, GREP), args.repeat, stdout=sink)["cpu"]
             print(f"| {megabytes:g} MB | {plain * 1e3:.0f} ms | {grep * 1e3:.0f} ms | {grep / plain:.2f} |", flush=True)
     return 0
 
