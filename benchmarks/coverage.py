@@ -43,7 +43,7 @@ INTEGER_RE = re.compile(r"\d+")
 DECIMAL_RE = re.compile(r"\d+\.\d+")
 GLUED_RE = re.compile(r"([A-Za-z]+)(\d+)")
 # a frame's place as Python prints it ('model.py", line 75') or IPython 8 names a notebook cell ('Cell In[14], line 1')
-FRAME_SPELLING_RE = re.compile(r'(?:(?P<file>[^\s"]+)"|(?P<cell>Cell In\s*\[\d+\])),? line (?P<line>\d+)')
+FRAME_SPELLING_RE = re.compile(r'(?:(?P<file>[^\s"”]+)["”]|(?P<cell>Cell In\s*\[\d+\])),? line (?P<line>\d+)')
 # a frame as pdb prints it ('adjoint.py(31)'): the same place as 'adjoint.py:31'
 PDB_SPELLING_RE = re.compile(r"(?P<file>[^\s()]+\.py)\((?P<line>\d+)\)")
 # a frame as IPython < 8 prints it, with no line on its header ('core.py in transpose'): any line of that function

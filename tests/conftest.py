@@ -231,3 +231,24 @@ def place(fact) -> tuple:
     """A place fact (or Location) as (file name, line, function, code)."""
     fact = fact if isinstance(fact, dict) else fact.to_dict()
     return fact["file"].replace("\\", "/").rsplit("/", 1)[-1], fact["line"], fact["function"], fact["code"]
+
+
+def logged_records(*records: tuple[int, str]) -> str:
+    """What Python's logging writes for (level, message) records with the common "%(asctime)s - %(name)s -
+    %(levelname)s - %(message)s" format: real log lines, written live."""
+    import io
+    import logging
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(asctime)s - %(name)s - %(levelname)s - %(message)s"))
+    log = logging.getLogger("explainer.test.train")
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    try:
+        for level, message in records:
+            log.log(level, message)
+    finally:
+        log.removeHandler(handler)
+    return stream.getvalue()

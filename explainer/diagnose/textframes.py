@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 from explainer._diagnosis import Location
 from explainer._lazyre import lazy_compile
 
-# ("文件" where a paste's "File" went through a translator)
-# (and "file", where a paste lowercased it)
-FRAME_RE = lazy_compile(r'^\s*`?\s*(?:[Ff]ile |文件)["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+# ("文件": a "File" that went through a translator; "file": lowercased; ", in" alone: markdown ate "<module>")
+FRAME_RE = lazy_compile(r'^\s*`?\s*(?:[Ff]ile |文件)["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$')
 # A frame line whose beginning was cut off in the paste: 'tph-yolov5/utils/loss.py", line 243, in build_targets'.
-CUT_FRAME_RE = lazy_compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
+CUT_FRAME_RE = lazy_compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$')
 # pytest's report (--tb=short, and the middle entries of its default --tb=auto): "path/to/x.py:123: in forward", then
 # the code line indented by 4. (--tb=long prints the place after the entry's source instead: logscan reads that.)
 PYTEST_FRAME_RE = lazy_compile(r"^(?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?\.py):(?P<line>\d+): in (?P<func>[\w<>.]+)\s*$")
@@ -41,7 +40,7 @@ IPYTHON_FRAME_RES = [
     lazy_compile(r'^(?P<file><(?:ipython-input-[\w-]+|command-\d+)>) in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
     # A notebook cell: "Cell In[3], line 1" (IPython 8.4 and later, ", in f(x)" for a function defined there),
     # "Input In [99], in f(self, x)" (IPython 8.0-8.3; the line comes from the arrow).
-    lazy_compile(r'^\s*(?P<file>Cell In\s*\[\d+\]), line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$'),
+    lazy_compile(r'^\s*(?P<file>Cell In\s*\[\d+\]), line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$'),
     lazy_compile(r'^\s*(?P<file>Input In \[\d+\]), in (?P<func>.+?)\s*$'),
     # VS Code's notebooks (2022-2023), in the editor's language: "c:\x\nb.ipynb Cell 5 in DQN.take_action(self, state)"
     lazy_compile(r'^\s*(?P<file>[^\s"][^"\n]*?\.ipynb (?:Cell|单元格|セル|셀) \d+) in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
@@ -116,8 +115,7 @@ def user_frame(frames: list[Frame]) -> Frame | None:
     return None if at is None else frames[at]
 
 
-# A path the person pasting shortened (".../tensorboardX/writer.py", "…/site-packages/x.py"): whose code it is cannot be
-# told, so a frame of the user's whose path is written out is preferred to it.
+# A path shortened by the paster (".../tensorboardX/writer.py"): whose code is unknown, so a written-out user path wins.
 ELIDED_PATH_RE = lazy_compile(r"^(?:\.{3}|…)[/\\]")
 
 
@@ -284,8 +282,7 @@ def _is_torch_path(lowered: str) -> bool:
     return TORCH_FILE_RE.search(lowered) is not None
 
 
-# A frame line cut before its line number, the file gone with what was cut: "line 260, in train" (a paste that begins
-# there); a frame of no file
+# A frame line cut before its line number, its file gone with the cut: "line 260, in train" (a paste that begins there)
 FILELESS_FRAME_RE = lazy_compile(r"^\s*line (?P<line>\d+), in (?P<func><\w+>|[A-Za-z_][\w.]*)\s*$")
 
 
@@ -429,9 +426,9 @@ def with_failing_line(text: str, code: str) -> str:
     return f"{stripped}\n{code}"
 
 
-# rich.traceback's box (kohya_ss, typer, Lightning's rich handlers): a title border, one panel line per
-# frame ("path.py:397 in f", the path cut at the box's width), numbered source lines with the failing
-# one marked ❱, nested locals panels; a long message may sit in a panel of its own.
+# rich.traceback's box (kohya_ss, typer, Lightning's rich handlers): a title border, one panel line per frame
+# ("path.py:397 in f", the path cut at the box's width), numbered source lines with the failing one marked ❱, nested
+# locals panels; a long message may sit in a panel of its own.
 RICH_TITLE_RE = lazy_compile(r"^\s*╭─+ Traceback \(most recent call last\) ─+╮\s*$")
 RICH_PANEL_RE = lazy_compile(r"^\s*│(?P<inner>.*?)│?\s*$")
 RICH_FRAME_RE = lazy_compile(r"^(?P<file>\S.*?\.pyx?|<[\w\s.-]+>):(?P<line>\d+) in\s*(?P<func>[\w<>.]*)$")
@@ -467,8 +464,11 @@ class RichBox:
         stripped = line.lstrip()
         if not stripped or stripped[0] not in RICH_BOX_CHARS:
             self.cut = ""
-            if stripped[-1:] == "│" and (frame := RICH_FRAME_RE.match(stripped[:-1].rstrip())) is not None:
-                return self._panel_text(frame.group())  # a frame's panel line whose left edge the paste cut off
+            # a frame's panel line whose left edge the paste cut off; without its right edge too, a path with no space
+            bare = stripped.rstrip().removesuffix("│").rstrip() if ".py:" in stripped else ""
+            if bare and (bare != stripped.rstrip() or " " not in bare.split(".py", 1)[0]) \
+                    and (frame := RICH_FRAME_RE.match(bare)) is not None:
+                return self._panel_text(frame.group())
             return None
         if RICH_TITLE_RE.match(line):
             self.width = 0

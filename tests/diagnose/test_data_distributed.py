@@ -6,7 +6,7 @@ from explainer.diagnose.explain import exception_text, explain_text
 from explainer.probes.runtime.checkpoint import key_prefix, parse_state_dict_keys, renamed_prefix
 from explainer.rules.base import default_rulebase
 
-from conftest import explain_fixture, raise_fixture
+from conftest import corpus_message, explain_fixture, raise_fixture
 
 
 def _culprit(diagnosis, name):
@@ -64,13 +64,10 @@ def test_worker_killed_from_text_alone():
 
 
 def test_legacy_worker_reraise_names_the_dataset_frame():
-    d = explain_text('IndexError: Traceback (most recent call last):\n'
-                     '  File "/opt/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 40, in _worker_loop\n'
-                     '    samples = collate_fn([dataset[i] for i in batch_indices])\n'
-                     '  File "/work/dataset.py", line 46, in __getitem__\n'
-                     '    img_path, gt_path = self.train_set_path[idx]')
+    # https://github.com/jakeoung/Unet_pytorch/issues/4 (torch 0.4's 'IndexError: Traceback ...' re-raise)
+    d = explain_text(corpus_message("r4_a.yaml#73"))
     assert d.rule == "data.worker_error"
-    assert "IndexError" in d.summary and "__getitem__ at /work/dataset.py:46" in d.summary, d.summary
+    assert "IndexError" in d.summary and "__getitem__ at /dataset.py:46" in d.summary, d.summary
 
 
 def test_state_dict_used_as_the_model():
@@ -135,11 +132,10 @@ def test_state_dict_renamed_submodule():
 
 
 def test_state_dict_prefix_from_text_alone():
-    d = explain_text('RuntimeError: Error(s) in loading state_dict for ResNet:\n\tMissing key(s) in state_dict: '
-                     '"conv1.weight", "bn1.weight". \n\tUnexpected key(s) in state_dict: "module.conv1.weight", '
-                     '"module.bn1.weight". ')
+    # https://github.com/abeardear/pytorch-YOLO-v1/issues/4
+    d = explain_text(corpus_message("r14_a.yaml#34"))
     assert d.rule == "data.state_dict_keys" and d.facts["key_prefix"] == "module."
-    assert "module.conv1.weight" in d.summary and "ResNet" in d.summary and "DataParallel" in d.summary
+    assert "module.features.0.weight" in d.summary and "VGG" in d.summary and "DataParallel" in d.summary
     assert "state_dict = {k.removeprefix('module.'): v for k, v in state_dict.items()}" in d.fixes[0]
     assert "consume_prefix_in_state_dict_if_present(state_dict, 'module.')" in d.fixes[0]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 from importlib import metadata
 
 import pytest
@@ -100,9 +101,23 @@ def test_the_release_the_repository_requirements_ask_for_is_named(tmp_path):
     assert diagnosis.facts["requirements_file"] == str(tmp_path / "requirements.txt")
 
 
-def test_a_module_whose_path_is_an_egg_names_the_release_from_the_path():
-    text = ("ImportError: cannot import name 'Tokenizer' from 'tokenizers' (/opt/envs/a/lib/python3.8/site-packages/"
-            "tokenizers-0.8.1-py3.8-linux-x86_64.egg/tokenizers/__init__.py)")
+def test_a_module_whose_path_is_an_egg_names_the_release_from_the_path(tmp_path):
+    # a package installed as an egg folder (setup.py install's layout), imported live: Python's own message names it
+    package = tmp_path / "tokenizers-0.8.1-py3.8-linux-x86_64.egg" / "tokenizers"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    script = tmp_path / "load.py"
+    script.write_text(f"import sys\nsys.path.insert(0, {str(package.parent)!r})\nfrom tokenizers import Tokenizer\n")
+    saved_path, saved = sys.path[:], sys.modules.pop("tokenizers", None)
+    try:
+        error = raise_fixture(str(script))
+    finally:
+        sys.path[:] = saved_path
+        sys.modules.pop("tokenizers", None)
+        if saved is not None:
+            sys.modules["tokenizers"] = saved
+    text = "".join(traceback.format_exception_only(error))
+    assert "tokenizers-0.8.1-py3.8-linux-x86_64.egg/tokenizers/__init__.py" in text
     assert_names(explain_paste(text), "other.import_name_missing", ["`Tokenizer`", "tokenizers 0.8.1"])
 
 

@@ -103,7 +103,8 @@ def test_leak_that_ends_in_a_cpp_bad_alloc_is_found():
 
 
 def test_bad_alloc_without_live_evidence_names_memory_and_the_library_clash():
-    pasted = explain_text('Traceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n'
+    # https://github.com/pytorch/pytorch/issues/73356 (its first REPL block after np.exp, verbatim)
+    pasted = explain_text('>>> torch.tensor([1])\nTraceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n'
                           "RuntimeError: std::bad_alloc")
     assert pasted.rule == "memory.cpu_alloc"
     assert "out of host RAM or of its memory limit" in pasted.summary and "clash between compiled libraries" in pasted.summary

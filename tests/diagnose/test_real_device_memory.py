@@ -13,7 +13,7 @@ import explainer
 from explainer.cli.explain import explain_stream
 from explainer.diagnose.explain import explain_text
 
-from conftest import assert_names, explain_paste, said
+from conftest import assert_names, explain_paste, raised, said
 
 
 def test_meta_module_moved_with_to_names_the_module_and_its_meta_parameters():
@@ -209,7 +209,9 @@ def test_cudnn_repro_snippet_gives_the_input_shape_and_dtype():
     ("[1708014.228254] Out of memory: Killed process 1227971 (python3) total-vm:184429220kB, anon-rss:120535680kB, "
      "file-rss:69120kB, shmem-rss:3072kB, UID:1013 pgtables:253596kB oom_score_adj:0",
      "memory.linux_oom_killer", ("1227971", "python3", "anon-rss:120535680kB", "115.0 GiB", "exit status 137")),
-    ("Memory cgroup out of memory: Killed process 4242 (python) total-vm:20000000kB, anon-rss:16000000kB, file-rss:0kB",
+    # https://github.com/reportportal/kubernetes/issues/203 (its first dmesg line)
+    ("[ 7063.247407] Memory cgroup out of memory: Killed process 63214 (uwsgi) total-vm:3149468kB, anon-rss:164992kB, "
+     "file-rss:52176kB, shmem-rss:92kB, UID:0 pgtables:1372kB oom_score_adj:986",
      "memory.linux_oom_killer", ("memory cgroup", "docker run --memory")),
     ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 1.61 GiB for an array with shape (753, 536, 536) "
      "and data type float64", "memory.cpu_alloc", ("1.61 GiB", "(753, 536, 536)", "float64", "NumPy")),
@@ -302,7 +304,8 @@ def test_more_accelerator_and_placement_wordings_name_their_values(message, rule
     ("UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
      "before calling NumCudaDevices() that might have already set an error? Error 34: CUDA driver is a stub library",
      "device.cuda_runtime_error", ("cudaErrorStubLibrary", "stubs")),
-    ("RuntimeError: Invalid device string: 'cuda:0,1'", "device.device_string", ("cuda:0,1", "CUDA_VISIBLE_DEVICES=0,1")),
+    # raised live: torch.device("cuda:0,1")
+    (f"RuntimeError: {raised(lambda: torch.device('cuda:0,1'))}", "device.device_string", ("cuda:0,1", "CUDA_VISIBLE_DEVICES=0,1")),
 ])
 def test_install_and_device_selection_wordings_name_their_values(message, rule, named):
     diagnosis = explain_paste(message)

@@ -6,8 +6,11 @@ from __future__ import annotations
 import io
 
 import pytest
+import torch
 
 from explainer.cli.explain import explain_stream
+
+from conftest import corpus_message, raised
 
 CASES = [
     # (pasted text, rule, values the summary must repeat)
@@ -35,8 +38,10 @@ CASES = [
     ("ValueError: Using a target size (torch.Size([16])) that is different to the input size (torch.Size([16, 1])) "
      "is deprecated. Please ensure they have the same size.",
      "shape.loss_target_size", ["torch.Size([16])", "torch.Size([16, 1])"]),
+    # an excerpt, without the code fence (https://github.com/ctallec/world-models/issues/5)
     ("RuntimeError: invalid argument 2: size '[-1 x 3 x 96 x 96]' is invalid\nfor input with 6291456 elements "
      "at /pytorch/aten/src/TH/THStorage.c", "shape.view_size", ["[-1 x 3 x 96 x 96]", "6291456"]),
+    # an excerpt, without the source location (https://github.com/facebookresearch/fairseq/issues/2154)
     ("RuntimeError: index out of range: Tried to access index 300 out of table with 299 rows.",
      "shape.embedding_index", ["300", "299"]),
     ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (2×1568 and 1050×10)", "shape.matmul", ["1568", "1050"]),
@@ -44,10 +49,9 @@ CASES = [
      "block_level.position_enc.weight: copying a param of torch.Size([51, 30]) from checkpoint, where the shape is "
      "torch.Size([18290, 30]) in current model.", "shape.state_dict_size",
      ["hierarchical_transformer", "torch.Size([51, 30])", "torch.Size([18290, 30])"]),
-    ("size mismatch for a.running_mean: copying a param with shape torch.Size([512]) from checkpoint, the shape in "
-     "current model is torch.Size([64]).\n\tsize mismatch for a.weight: copying a param with shape "
-     "torch.Size([64, 512, 3, 3]) from checkpoint, the shape in current model is torch.Size([64, 64, 3, 3])",
-     "shape.state_dict_size", ["2 parameters", "a.weight", "torch.Size([64, 512, 3, 3])"]),
+    # https://github.com/ucbdrive/hd3/issues/30: two "size mismatch" lines without the header above them
+    (corpus_message("r10_a.yaml#25"), "shape.state_dict_size",
+     ["2 parameters", "module.hd3net.Decoder_1.cls.2.bias", "torch.Size([81, 128, 1, 1])"]),
     ("RuntimeError: Given input size: (1280x1x7). Calculated output size: (1280x0x1). Output size is too small at "
      "/opt/conda/conda-bld/pytorch-cpu_1518281700712/work/torch/lib/THNN/generic/SpatialAveragePooling.c:64",
      "shape.pool_output_size", ["(1280x0x1)", "SpatialAveragePooling"]),
@@ -55,30 +59,32 @@ CASES = [
      "of size [3, 224, 224] instead.", "shape.conv_input_rank", ["[64, 3, 7, 7]", "[3, 224, 224]"]),
     ("RuntimeError: multi-target not supported at /pytorch/aten/src/THCUNN/generic/ClassNLLCriterion.cu:18",
      "shape.loss_target_dims", ["ClassNLLCriterion"]),
-    ("RuntimeError: invalid argument 0: Sizes of tensors must match except in dimension 2. Got 66 and 67 in "
-     "dimension 1 at /x/THTensor.cpp:711", "shape.cat_sizes", ["dimension 2", "66 and 67", "dimension 1"]),
+    # https://github.com/meetps/pytorch-semseg/issues/116
+    (corpus_message("r12_a.yaml#19"), "shape.cat_sizes", ["dimension 1", "24 and 23", "dimension 2"]),
     ("`\nRuntimeError: mat2 must be a matrix, got 1-D tensor\n`", "shape.mm_rank", ["mat2", "1-D"]),
     # Wrapped where the poster's terminal or editor broke the line.
     ("RuntimeError: stack expects each tensor to be equal size, but \ngot [1, 2] at entry 0 and [1, 3] at entry 1",
      "shape.stack_sizes", ["[1, 2]", "[1, 3]"]),
     ("RuntimeError: Calculated padded input size per channel: (3 x 3). \nKernel size: (3 x 3). \n"
      "Kernel size can't be greater than actual input size", "shape.conv_kernel_size", ["(3 x 3)"]),
-    # The warning comes first; sizes that do not broadcast at all then fail in the loss.
-    ("UserWarning: \nUsing a target size (torch.Size([27, 2, 50, 50, 50])) \nthat is different to the input size "
-     "(torch.Size([9, 2, 50, 50, 50])). \nThis will likely lead to incorrect results due to broadcasting.\n\n"
-     "RuntimeError: The size of tensor a (9) must match the size of tensor b (27) at non-singleton dimension 0",
+    # The warning comes first; sizes that do not broadcast at all then fail in the loss
+    # (https://github.com/CanisW/TF3P/issues/4, the poster's paste as printed, the loss line between the two).
+    (corpus_message("r3_shape_autograd.yaml#26"),
      "shape.loss_broadcast_warning", ["[27, 2, 50, 50, 50]", "[9, 2, 50, 50, 50]", "9 vs 27", "do not even broadcast"]),
     # torch 0.4 to 1.1: the index_select kernel (also behind nn.Embedding then), no sizes in the message.
+    # an excerpt: the error line of https://github.com/ayooshkathuria/YOLO_v3_tutorial_from_scratch/issues/19
     ("RuntimeError: index out of range at /opt/conda/conda-bld/pytorch_1524584710464/work/aten/src/TH/generic/"
      "THTensorMath.c:343", "shape.embedding_index", ["index_select", "THTensorMath.c"]),
-    ("_max_pool1d() Invalid computed output size: 0_", "shape.pool_output_size", ["max_pool1d", "would be 0"]),
-    ("There was an inference error: unknown error: INDICES element is out of DATA bounds, id=1026 axis_dim=1026",
+    # https://github.com/itberrios/3D/issues/6 (runbooks/shape/pool_output_size.md's example)
+    ("max_pool1d() Invalid computed output size: 0", "shape.pool_output_size", ["max_pool1d", "would be 0"]),
+    # index_select's kernel message, raised live: the index one past the end of a 1026-wide dimension
+    (f"RuntimeError: {raised(lambda: torch.index_select(torch.zeros(2, 1026), 1, torch.tensor([1026])))}",
      "shape.embedding_index", ["index 1026", "1026 entries", "0..1025", "just past the end"]),
-    # Wrapped at a space inside a sentence: each literal space in the shape patterns takes a line break.
-    ("RuntimeError: mat1 and mat2 shapes cannot be multiplied\n(64x2048 and 512x10)", "shape.matmul", ["2048", "512"]),
-    ("RuntimeError: The size of tensor a (9) must match the size\nof tensor b (27) at non-singleton dimension 0",
-     "shape.broadcast", ["9", "27"]),
+    # Wrapped at a space inside a sentence, as the poster's terminal printed it (pytorch/pytorch#32931):
+    # each literal space in the shape patterns takes a line break.
+    (corpus_message("r3_shape_autograd.yaml#19"), "shape.cat_sizes", ["2 and 3", "dimension 2"]),
     # The pool's dimensionality follows from the number of spatial sizes in the message.
+    # an excerpt: the error line of https://github.com/mindee/doctr/issues/1868
     ("RuntimeError: Given input size: (128x1x16). Calculated output size: (128x0x8). Output size is too small",
      "shape.pool_output_size", ["max_pool2d or avg_pool2d", "1d pool"]),
     ("RuntimeError: Given input size: (64x64x64x1). Calculated output size: (64x32x32x0). Output size is too small",
@@ -92,11 +98,12 @@ CASES = [
      "shape.index_put_shape", ["[128, 4096]", "[0, 4096]", "selected nothing"]),
     ("IndexError: shape mismatch: indexing tensors could not be broadcast together with shapes [2], [3]",
      "shape.index_put_shape", ["[2], [3]"]),
-    ("IndexError: The shape of the mask [845] at index 0 does not match the shape of the indexed tensor [5, 13, 13] "
-     "at index 0", "shape.mask_shape", ["[845]", "[5, 13, 13]", "flat mask"]),
+    # https://github.com/marvis/pytorch-yolo2/issues/157
+    (corpus_message("r33_a.yaml#31"), "shape.mask_shape", ["[845]", "[5, 13, 13]", "flat mask"]),
     ("IndexError: too many indices for tensor of dimension 1", "shape.too_many_indices", ["1 dimension", "vector"]),
     ("IndexError: too many indices for tensor of dimension 0", "shape.too_many_indices", ["0-dim"]),
-    ("RuntimeError: Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+    # https://github.com/santi-pdp/pase/issues/95 (runbooks/shape/reflect_pad_size.md's example)
+    ("Argument #4: Padding size should be less than the corresponding input dimension, but got: "
      "padding (0, 10416) at dimension 2 of input [1, 1, 5584]", "shape.reflect_pad_size",
      ["(0, 10416)", "dimension 2", "[1, 1, 5584]"]),
     ("RuntimeError: a Tensor with 6 elements cannot be converted to Scalar", "shape.scalar_conversion", ["6 elements"]),
@@ -104,10 +111,12 @@ CASES = [
      ["torch.stack"]),
     ("RuntimeError: einsum(): subscript w has size 137 for operand 1 which does not broadcast with previously seen "
      "size 321", "shape.einsum_operands", ["`w`", "321", "137", "operand 1"]),
+    # an excerpt: the error line of https://github.com/vvvb-github/AVSegFormer/issues/9
     ("RuntimeError: einsum(): the number of subscripts in the equation (2) does not match the number of dimensions "
      "(1) for operand 1 and no ellipsis was given", "shape.einsum_operands", ["equation (2)", "1 dimension", "squeeze"]),
     ("RuntimeError: split_with_sizes expects split_sizes to sum exactly to 1 (input tensor's size at dimension 0), "
      "but got split_sizes=[748]", "shape.split_sizes", ["[748]", "dimension 0", "size is 1"]),
+    # an excerpt: the error line of https://github.com/wvangansbeke/Sparse-Depth-Completion/issues/38
     ("RuntimeError: Trying to create tensor with negative dimension -2: [-2, 34, 3, 3]", "shape.negative_dimension",
      ["[-2, 34, 3, 3]", "-2"]),
 ]

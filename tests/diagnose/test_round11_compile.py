@@ -9,7 +9,7 @@ from typing import NamedTuple, Sequence
 
 import torch
 
-from conftest import assert_names, explain_fixture, explain_paste, raised, said
+from conftest import assert_names, corpus_message, explain_fixture, explain_paste, raised, said
 
 
 # --- raised by real torch calls --------------------------------------------------------------------
@@ -64,6 +64,7 @@ def test_torchscript_unknown_type_annotation_names_the_type():
 
 def test_no_valid_triton_configs_names_kernel_required_and_limit():
     diagnosis = explain_paste(
+        # excerpt of https://github.com/pytorch/torchtitan/pull/1437 (fixtures/real/r11_b.yaml#59)
         "[rank0]:RuntimeError: No valid triton configs. OutOfMemoryError: out of resource: triton_flex_attention "
         "Required: 360448 Hardware limit:232448 Reducing block sizes or `num_stages` may help.")
     assert_names(diagnosis, "compile.inductor_no_valid_triton_configs",
@@ -78,11 +79,8 @@ def test_triton_shared_memory_wording_stays_with_the_memory_rule():
 
 
 def test_item_graph_break_warning_names_the_config():
-    prefix = "W0811 21:16:49.580000 11928 torch/_dynamo/variables/tensor.py:776] [0/0] "
-    diagnosis = explain_paste(f"{prefix}Graph break from `Tensor.item()`, consider setting:\n"
-                              f"{prefix}    torch._dynamo.config.capture_scalar_outputs = True\n"
-                              f"{prefix}or:\n{prefix}    env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1\n"
-                              f"{prefix}to include these operations in the captured graph.")
+    # https://github.com/rusty1s/pytorch_scatter/issues/457
+    diagnosis = explain_paste(corpus_message("r11_b.yaml#80"))
     assert_names(diagnosis, "compile.graph_break_item", ["`Tensor.item()`", "capture_scalar_outputs = False"])
 
 
@@ -111,6 +109,7 @@ def test_libtorch_empty_stream_names_the_read_that_failed():
 
 def test_libtorch_model_json_field_names_the_field():
     diagnosis = explain_paste(
+        # excerpt of https://github.com/pytorch/pytorch/issues/23219 (fixtures/real/r11_b.yaml#68)
         "terminate called after throwing an instance of 'c10::Error'\n"
         "  what():  INVALID_ARGUMENT:main_module.submodules[0][19]: Cannot find field. "
         "(deserialize at /home/wang/software/pytorch/torch/csrc/jit/import.cpp:95)")
@@ -141,6 +140,7 @@ def test_export_param_mapping_pop_names_the_function():
 def test_scripted_call_arguments_in_torch_1_0_lower_case():
     from explainer.diagnose.explain import explain_text
 
+    # excerpt of https://github.com/intel/BigDL/issues/1829 (fixtures/real/r11_b.yaml#43)
     diagnosis = explain_text("arguments for call are not valid:\n\n  for operator aten::mean(Tensor self) -> Tensor:\n"
                              "  expected at most 1 arguments but found 3 positional arguments.")
     assert_names(diagnosis, "compile.torchscript_call_arguments", ["`aten::mean()`", "3 positional", "at most 1"])
@@ -152,19 +152,18 @@ def test_torch2trt_missing_converter_names_the_converter():
     from explainer.diagnose.explain import explain_text
 
     # the converter's frame is read from the record's text (a paste's frames go to the scanner's frame facts)
-    diagnosis = explain_text(
-        '  File "/usr/lib/python3.6/site-packages/torch2trt-0.0.0-py3.6.egg/torch2trt/converters/view.py", line 11, '
-        "in convert_view\n    layer = ctx.network.add_shuffle(input._trt)\n"
-        "AttributeError: 'Tensor' object has no attribute '_trt'")
+    # https://github.com/NVIDIA-AI-IOT/torch2trt/issues/48
+    diagnosis = explain_text(corpus_message("r33_a.yaml#85"))
     assert_names(diagnosis, "compile.torch2trt_missing_converter", ["`convert_view`", "converters/view.py"])
 
 
 def test_onnx_dynamo_dispatch_error_names_op_and_overload():
+    # https://github.com/microsoft/onnxscript/issues/2146 (runbooks/compile/onnx_dynamo_translation.md's example)
     diagnosis = explain_paste(
-        "torch.onnx._internal.exporter._errors.DispatchError: No ONNX function found for "
-        "<OpOverload(op='aten.fft_c2r', overload='default')>. Failure message: No decompositions registered for "
-        "the complex-valued input")
-    assert_names(diagnosis, "compile.onnx_dynamo_translation", ["`aten.fft_c2r.default`", "complex-valued"])
+        "<class 'torch.onnx._internal.exporter._errors.DispatchError'>: No ONNX function found for "
+        "<OpOverload(op='aten.min' overload='other')>. Failure message: All overloads did not match the node "
+        "`%min_1 : [num_users=1] = call_function[target=torch.ops.aten.min.other](args = (%add_6 %clone) kwargs = {})`.")
+    assert_names(diagnosis, "compile.onnx_dynamo_translation", ["`aten.min.other`"])
 
 
 def test_onnx_dynamo_conversion_error_names_the_node():
@@ -176,6 +175,7 @@ def test_onnx_dynamo_conversion_error_names_the_node():
 
 
 def test_frozen_storage_mutation_points_at_out_of_place_ops():
+    # excerpt of https://github.com/pytorch/pytorch/issues/131679 (runbooks/compile/functional_frozen_storage.md's example)
     diagnosis = explain_paste("RuntimeError: cannot mutate tensors with frozen storage")
     assert_names(diagnosis, "compile.functional_frozen_storage", ["cannot mutate tensors with frozen storage"])
     assert any("masked_fill(" in fix for fix in diagnosis.fixes), diagnosis.fixes
@@ -189,8 +189,9 @@ def test_module_attribute_assignment_during_export_names_the_attribute():
 
 
 def test_onnx_custom_namespace_paste_names_flash_attn():
+    # https://github.com/NVIDIA/TensorRT-LLM/issues/2368
     diagnosis = explain_paste(
-        "torch.onnx.errors.UnsupportedOperatorError: ONNX export failed on an operator with unrecognized namespace "
+        "UnsupportedOperatorError: ONNX export failed on an operator with unrecognized namespace "
         "flash_attn::_flash_attn_forward. If you are trying to export a custom operator, make sure you registered it "
         "with the right domain and version.")
     assert_names(diagnosis, "compile.onnx_custom_namespace", ["`flash_attn::_flash_attn_forward`", "flash-attn"])

@@ -15,7 +15,7 @@ from torch.utils.checkpoint import checkpoint
 from explainer import explain
 from explainer.cli.explain import explain_stream
 
-from conftest import assert_names, explain_fixture, explain_paste, raised, said
+from conftest import assert_names, corpus_message, explain_fixture, explain_paste, raised, said
 
 GROUP_NORM_GLUED = (
     '> File "/home/jasper/anaconda3/lib/python3.9/site-packages/torch/nn/functional.py", line 2516, in group_norm '
@@ -27,15 +27,8 @@ FUNCTION_BARE_NOT_IMPLEMENTED = (
     "    raise NotImplementedError\n"
     "NotImplementedError")
 
-INPUT_BUFFER_ASSERT = (
-    "Traceback (most recent call last):\n"
-    '  File "main.py", line 298, in train\n'
-    "    loss.backward()\n"
-    '  File "/home/anaconda2/lib/python2.7/site-packages/torch/autograd/variable.py", line 167, in backward\n'
-    "    torch.autograd.backward(self, gradient, retain_graph, create_graph, retain_variables)\n"
-    '  File "/home/anaconda2/lib/python2.7/site-packages/torch/autograd/__init__.py", line 99, in backward\n'
-    "    variables, grad_variables, retain_graph)\n"
-    "RuntimeError: torch/csrc/autograd/input_buffer.cpp:14: add: Assertion `pos >= 0 && pos < buffer.size()` failed.")
+# https://github.com/open-mmlab/mmskeleton/issues/4 (torch 0.3's input_buffer assertion under loss.backward())
+INPUT_BUFFER_ASSERT = corpus_message("r12_b.yaml#16")
 
 DEEPXDE_NAN = (
     "`Step      Train loss    Test loss     Test metric\n"
@@ -44,16 +37,8 @@ DEEPXDE_NAN = (
     "2000      [nan]         [nan]         [nan]\n"
     "3000      [nan]         [nan]         [nan]")
 
-FP16_OPTIMIZER_OVERFLOW = (
-    "FP16_Optimizer received torch.cuda.HalfTensor with torch.Size([80])\n"
-    "FP16_Optimizer received torch.cuda.FloatTensor with torch.Size([80])\n"
-    "Epoch: 0\n"
-    "OVERFLOW! Skipping step. Attempted loss scale: 4294967296\n"
-    "OVERFLOW! Skipping step. Attempted loss scale: 2147483648.0\n"
-    "OVERFLOW! Skipping step. Attempted loss scale: 1073741824.0\n"
-    "OVERFLOW! Skipping step. Attempted loss scale: 536870912.0\n"
-    "...\n"
-    "OVERFLOW! Skipping step. Attempted loss scale: 262144.0")
+# https://github.com/NVIDIA/tacotron2/issues/112 (the loss scale halved from 2**32 down to 262144)
+FP16_OPTIMIZER_OVERFLOW = corpus_message("r12_b.yaml#64")
 
 FAIRSEQ_OVERFLOW = (
     "| WARNING: overflow detected, setting loss scale to: 0.001953125\n"
@@ -79,10 +64,12 @@ HF_UNBATCHED = (
     "    batch_size, seq_length = input_shape\n"
     "ValueError: not enough values to unpack (expected 2, got 1)")
 
+# an excerpt (the last two frames and the error) of https://github.com/pytorch/pytorch/issues/5308, verbatim
 RNN_NAMEERROR = (
-    '  File "/usr/local/lib/python3.6/site-packages/torch/nn/modules/rnn.py", line 190, in forward\n'
+    '  File "/home/wds/.conda/envs/pytorch/lib/python3.6/site-packages/torch/nn/modules/rnn.py", line 190, in forward\n'
     "    self.check_forward_args(input, hx, batch_sizes)\n"
-    '  File "/usr/local/lib/python3.6/site-packages/torch/nn/modules/rnn.py", line 141, in check_forward_args\n'
+    '  File "/home/wds/.conda/envs/pytorch/lib/python3.6/site-packages/torch/nn/modules/rnn.py", line 141, in '
+    "check_forward_args\n"
     "    fn.input_size, input.size(-1)))\n"
     "NameError: name 'fn' is not defined")
 

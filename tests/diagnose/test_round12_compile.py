@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import assert_names, explain_fixture, explain_paste, raised, said
+from conftest import assert_names, corpus_message, explain_fixture, explain_paste, raised, said
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,10 +79,8 @@ def test_e3nn_unsupported_module_names_the_module():
 
 
 def test_sdnext_triton_test_names_the_exception_class():
-    diagnosis = explain_paste(
-        "16:26:52-725979 ERROR    Triton: InductorError\n"
-        "╭───────────────────────────── Traceback (most recent call last) ─────────────────────────────╮\n"
-        "│D:\\SD\\modules\\devices.py:397 in test_triton                                                  │")
+    # SD.Next's rich-printed start-up test (https://github.com/vladmandic/sdnext/issues/4355)
+    diagnosis = explain_paste(corpus_message("r4_b.yaml#78"))
     assert_names(diagnosis, "compile.sdnext_triton_test", ["InductorError", "test_triton"])
 
 
@@ -99,16 +97,23 @@ def test_dynamo_assert_under_wont_convert_names_function_and_check():
     assert any("torch.compiler.disable" in fix and "get_rng_state" in fix for fix in diagnosis.fixes), diagnosis.fixes
 
 
+def _forward_asserting_four_rows(x):
+    assert x.shape[0] == 4
+    return x * 2
+
+
 def test_user_assert_under_dynamo_frames_is_not_called_a_dynamo_bug():
-    # Dynamo's eval_frame calls the user's function: the innermost frame is the user's own assert
+    # Dynamo's eval_frame calls the user's function: the innermost frame is the user's own assert (raised live, the
+    # traceback printed as Python prints it)
     import io
+    import traceback
 
     from explainer.cli.explain import explain_stream
 
-    text = ("Traceback (most recent call last):\n"
-            '  File "/usr/lib/python3.10/site-packages/torch/_dynamo/eval_frame.py", line 655, in _fn\n'
-            "    return fn(*args, **kwargs)\n"
-            '  File "/home/me/train.py", line 12, in forward\n    assert x.shape[0] == 4\nAssertionError')
+    exc = raised(lambda: torch.compile(_forward_asserting_four_rows, backend="eager")(torch.zeros(3)))
+    assert isinstance(exc, AssertionError), exc
+    text = "".join(traceback.format_exception(exc))
+    assert "torch/_dynamo/eval_frame.py" in text.replace("\\", "/"), text
     rules = [d.rule for d in explain_stream(io.StringIO(text))]
     assert rules and "compile.dynamo_internal_error" not in rules, rules
 

@@ -15,6 +15,7 @@ from explainer.cli.explain import explain_stream
 
 from conftest import assert_names, explain_fixture, explain_paste, raised, said
 
+# MIOpen's lines of https://github.com/ryujaehun/pytorch-gpu-benchmark/issues/19 (r12_b.yaml#53), verbatim
 MIOPEN_BLOCK = (
     "MIOpen(HIP): Warning [SQLiteBase] Unable to read system database file:/opt/rocm/miopen/share/miopen/db/"
     "gfx900_64.kdb Performance may degrade\n"
@@ -72,13 +73,16 @@ MIOPEN_BLOCK = (
      "device.legacy_constructor_device", ["`device=cuda`", "cpu tensors", "torch.tensor("]),
     ("RuntimeError: legacy constructor for device type: cpu was passed device type: cuda, but device type must be: cpu",
      "device.legacy_constructor_device", ["`device=cuda`", "torch.cuda.FloatTensor"]),
-    # MIOpen: its own lines pasted alone, and before the Python error torch raises for them
+    # MIOpen: its own lines pasted alone
     (MIOPEN_BLOCK, "device.miopen_error", ["`MIOpenIm2d2Col.cl`", "gfx900", "INVALID_ARGUMENT (2)",
                                           "hipoc_program.cpp:286"]),
+    # ... and followed by the traceback of the call that needed the kernel: an excerpt, verbatim, of
+    # https://github.com/ryujaehun/pytorch-gpu-benchmark/issues/19 (the benchmark's progress line, MIOpen's lines, the
+    # first frames; the thread's last line, torch's miopenStatusUnknownError, is not in what was copied)
     ("Benchmarking Training float precision type mnasnet0_5 \n" + MIOPEN_BLOCK + "Traceback (most recent call last):\n"
-     '  File "benchmark_models.py", line 93, in train\n    prediction = model(img.to("cuda"))\n'
-     "RuntimeError: miopenStatusUnknownError", "device.miopen_error",
-     ["`MIOpenIm2d2Col.cl`", "gfx900", "miopenStatusUnknownError"]),
+     '  File "benchmark_models.py", line 183, in <module>\n    train_result = train(precision)\n'
+     '  File "benchmark_models.py", line 93, in train', "device.miopen_error",
+     ["`MIOpenIm2d2Col.cl`", "gfx900", "INVALID_ARGUMENT (2)"]),
     ("RuntimeError: miopenStatusUnknownError", "device.miopen_error", ["miopenStatusUnknownError", "MIOpen Error:"]),
     # one rule for a quantized model's .to/.cuda, all wordings (category `other`)
     ("Error loading models: `.to` is not supported for `4-bit` or `8-bit` bitsandbytes models. Please use the model as "
@@ -90,6 +94,7 @@ MIOPEN_BLOCK = (
     ('OSError: [WinError 1455] 页面文件太小，无法完成操作。 Error loading "D:\\Anaconda3\\envs\\wssam\\lib\\site-packages\\'
      'torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.', "memory.windows_paging_file",
      ["`cudnn_cnn_infer64_8.dll`", "WinError 1455", "页面文件太小", "DataLoader workers"]),
+    # verbatim from https://github.com/thu-ml/tianshou/issues/297
     ("OSError: [WinError 1455] The paging file is too small for this operation to complete\nError loading "
      '"E:\\Anaconda\\envs\\Python37\\lib\\site-packages\\torch\\lib\\cudnn_cnn_train64_8.dll" or one of its '
      "dependencies.", "memory.windows_paging_file", ["`cudnn_cnn_train64_8.dll`", "commit limit"]),
@@ -104,8 +109,10 @@ def test_round12_messages_are_explained_with_their_values(message, rule, values)
     ("MIOpen(HIP): Warning [SQLiteBase] Unable to read system database file:/opt/rocm/miopen/share/miopen/db/"
      "gfx900_64.kdb Performance may degrade", "device.miopen_error"),
     # a DLL that is missing (126) stays the DLL rule's; a full page file (1455) is not
-    ('OSError: [WinError 126] The specified module could not be found. Error loading "C:\\Python312\\Lib\\site-packages'
-     '\\torch\\lib\\fbgemm.dll" or one of its dependencies.', "memory.windows_paging_file"),
+    # verbatim from https://github.com/modelscope/FunClip/issues/105
+    ('OSError: [WinError 126] The specified module could not be found. Error loading "C:\\Users\\username\\AppData\\'
+     'Local\\Programs\\Python\\Python312\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.',
+     "memory.windows_paging_file"),
     ('OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
      '"D:\\Anaconda\\envs\\yolov8_custom\\Lib\\site-packages\\torch\\lib\\torch_python.dll" or one of its dependencies.',
      "other.dll_load_failed"),

@@ -8,11 +8,10 @@ TorchScript error points at."""
 from __future__ import annotations
 
 import io
-import traceback
 
 import pytest
 
-from conftest import benchmark_module, explain_paste, raise_fixture
+from conftest import benchmark_module, raise_fixture
 from explainer.cli.explain import explain_stream
 from explainer.diagnose.explain import script_source, torch_source
 from explainer.diagnose.logscan import scan
@@ -42,15 +41,6 @@ def test_a_worker_re_raise_pasted_without_its_original_traceback_line_keeps_the_
     assert diagnosis.rule == "data.worker_error"
     assert "ValueError: not enough values to unpack (expected 3, got 0)" in diagnosis.summary
     assert (diagnosis.location.file, diagnosis.location.line) == ("video_reader.py", 343)
-
-
-def test_a_live_worker_re_raise_whose_original_traceback_line_was_lost_reads_the_same():
-    printed = "".join(traceback.format_exception(raise_fixture("fixtures/data/worker_keyerror.py")))
-    assert "Original Traceback (most recent call last):\n" in printed
-    diagnosis = explain_paste(printed.replace("Original Traceback (most recent call last):\n", ""))
-    assert diagnosis.rule == "data.worker_error"
-    assert "KeyError: 'sat'" in diagnosis.summary
-    assert diagnosis.location.file.endswith("worker_keyerror.py") and diagnosis.location.line == 18
 
 
 def test_the_error_inside_torchelastics_json_report_is_read_and_joins_the_socket_timeout_before_it():

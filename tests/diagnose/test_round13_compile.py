@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conftest import assert_names, explain_fixture, explain_paste, raised, said
+from conftest import assert_names, corpus_message, explain_fixture, explain_paste, raised, said
 
 # --- raised by real torch calls --------------------------------------------------------------------
 
@@ -52,15 +52,12 @@ def test_range_of_a_tensor_in_an_ipython_cell_names_the_call():
     assert_names(diagnosis, "compile.torchscript_value_type", ["`range()`", "a Tensor", "`for _ in range(y):`"])
 
 
-@pytest.mark.parametrize("source, call", [
-    ("<ipython-input-12-9385ebcc9434> in <module>()\n      4     return torch.full([1], 0)\n      5\n----> 6 fn(1)", "fn(1)"),
-    ("<ipython-input-15-9234d4f899b6> in <module>()\n      7 y = 1\n----> 9 add(x, y)", "add(x, y)"),
+@pytest.mark.parametrize("where", [
+    "r13_a.yaml#49",  # https://github.com/pytorch/pytorch/issues/8764 (IPython's cell frame of `fn(1)`)
+    "r4_b.yaml#38",  # https://github.com/pytorch/pytorch/issues/6073 (IPython's cell frame of `add(x, y)`)
 ])
-def test_pybind11_cast_without_types_is_the_torchscript_cast_family(source, call):
-    diagnosis = explain_paste("---------------------------------------------------------------------------\n"
-                              "RuntimeError                              Traceback (most recent call last)\n"
-                              f"{source}\n\nRuntimeError: Unable to cast Python instance to C++ type "
-                              "(compile in debug mode for details)")
+def test_pybind11_cast_without_types_is_the_torchscript_cast_family(where):
+    diagnosis = explain_paste(corpus_message(where))
     assert_names(diagnosis, "compile.torchscript_cast_error",
                  ["Unable to cast Python instance to C++ type", "compile in debug mode", "TorchScript function"])
     assert any("torch.tensor(1)" in fix for fix in diagnosis.fixes), diagnosis.fixes
@@ -96,11 +93,19 @@ def test_torch_tensorrt_engine_unknown_at_load_says_import_torch_tensorrt():
     assert any("import torch_tensorrt" in fix and "libtorchtrt_runtime.so" in fix for fix in diagnosis.fixes)
 
 
+class _AnnotatedWithTheFactory(torch.nn.Module):
+    def forward(self, x: torch.tensor) -> torch.tensor:
+        return x
+
+
 def test_an_unknown_python_annotation_stays_with_unresolved_name():
-    # https://github.com/pytorch/pytorch/issues/64496
-    diagnosis = explain_paste("RuntimeError: \nUnknown type name 'torch.tensor':\n    def forward(self, x: torch.tensor) "
-                              "-> torch.tensor:         # shape: [T, N]\n                         ~~~~~~~~~~~~ <--- HERE")
-    assert diagnosis.rule == "compile.torchscript_unresolved_name", diagnosis.rule
+    # `torch.tensor` (the factory function) used as a type annotation, scripted live
+    from explainer.diagnose.explain import explain_text
+
+    exc = raised(lambda: torch.jit.script(_AnnotatedWithTheFactory()))
+    text = f"{type(exc).__name__}: {exc}"
+    assert "Unknown type name 'torch.tensor'" in text, text
+    assert explain_text(text).rule == "compile.torchscript_unresolved_name", text
 
 
 def test_numpy_value_under_compile_from_tt_xla_names_the_op_and_error():
@@ -141,11 +146,17 @@ def test_inductor_error_wrapping_an_assertion_names_it():
 
 
 def test_inductor_frames_under_backend_compiler_failed_name_the_function():
+    # an excerpt, verbatim (its frames unindented as the thread shows them), of
+    # https://github.com/pytorch/pytorch/issues/108323
     diagnosis = explain_paste(
-        'Traceback (most recent call last):\n'
-        '  File "/workspace/pytorch/torch/_inductor/scheduler.py", line 1613, in codegen_extern_call\n'
-        "    node.codegen(V.graph.wrapper_code)\n"
-        '  File "/workspace/pytorch/torch/_inductor/ir.py", line 3203, in codegen_kwargs\n    assert (\n'
+        'File "/workspace/pytorch/torch/_inductor/scheduler.py", line 1613, in codegen_extern_call\n'
+        "node.codegen(V.graph.wrapper_code)\n"
+        'File "/workspace/pytorch/torch/_inductor/ir.py", line 3705, in codegen\n'
+        "super().codegen(wrapper)\n"
+        'File "/workspace/pytorch/torch/_inductor/ir.py", line 3334, in codegen\n'
+        "args = [*self.codegen_args(), *self.codegen_kwargs()]\n"
+        'File "/workspace/pytorch/torch/_inductor/ir.py", line 3203, in codegen_kwargs\n'
+        "assert (\n"
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
         "AssertionError: ordered_kwargs_for_cpp_kernel has to be provided")
     assert_names(diagnosis, "compile.inductor_internal_error",
@@ -199,7 +210,7 @@ def test_modulelist_indexed_by_a_loop_variable_names_the_container_and_says_iter
 
 
 @pytest.mark.parametrize("text, values", [
-    # torch 1.6-2.0 (https://github.com/nnzhan/MTGNN/issues/30)
+    # torch 1.6-2.0: an excerpt, verbatim up to its HERE line, of https://github.com/nnzhan/MTGNN/issues/30
     ("RuntimeError: \nExpected integer literal for index. ModuleList/Sequential indexing is only supported with integer "
      "literals. Enumeration is supported, e.g. 'for index, v in enumerate(self): ...':\n  File \"D:\\pyyj\\MTGNN\\layer.py\", "
      "line 146\n\t\t\t\tx = []\n\t\t\t\tfor i in range(len(self.kernel_set)):\n\t\t\t\t\t\tx.append( self.tconv[i](input))\n"
@@ -261,14 +272,6 @@ def test_torch_11_missing_attribute_of_a_script_module_names_it():
     diagnosis = explain_paste("RuntimeError: \nattribute 'whatisgoingon' does not exist:\n@torch.jit.script_method\n"
                               "def forward(self, x):\n    return x + self.whatisgoingon\n               ~~~~~~~~~~~~~~~~~~ <--- HERE")
     assert_names(diagnosis, "compile.torchscript_module_attribute", ["`whatisgoingon`", "never set in `__init__`"])
-
-
-def test_script_method_attribute_without_constants_hint_still_gets_a_summary():
-    # https://github.com/pytorch/pytorch/issues/20495, without its "(did you forget to add it __constants__?)"
-    diagnosis = explain_paste("attribute 'whatisgoingon' of type 'NoneType' is not usable in a script method:\n"
-                              "@torch.jit.script_method\ndef forward(self, x):\n    return x + self.whatisgoingon\n"
-                              "               ~~~~~~~~~~~~~~~~~~ <--- HERE")
-    assert_names(diagnosis, "compile.torchscript_module_attribute", ["`whatisgoingon`", "`NoneType`", "__constants__"])
 
 
 @pytest.mark.parametrize("text, values", [

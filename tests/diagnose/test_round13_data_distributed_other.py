@@ -122,9 +122,9 @@ def test_pasted_messages_name_their_values(message, rule, values):
 
 
 def test_nccl_warn_printed_before_the_error_is_read_as_context():
-    text = ("node1:1458548:1480527 [0] misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 failed with error "
-            "Invalid argument\nRuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)")
-    assert_names(explain_paste(text), "distributed.nccl_error", ["NCCL WARN Call to ibv_reg_mr_iova2"])
+    # NCCL's WARN line, its INFO trail, then rank 0's DistBackendError (https://github.com/pytorch/pytorch/issues/150852)
+    assert_names(explain_paste(corpus("r30_c.yaml#29")), "distributed.nccl_error",
+                 ["NCCL WARN Cuda failure 1 'invalid argument'", "transport/nvls.cc:254"])
 
 
 # --- not PyTorch failures ----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from explainer.cli.explain import explain_stream
 from explainer.probes import ProbeContext
 from explainer.probes.runtime.oom_processes import oom_processes
 
-from conftest import assert_names, explain_paste, said
+from conftest import assert_names, corpus_message, explain_paste, said
 
 
 @pytest.mark.parametrize("text, rule, values", [
@@ -43,31 +43,28 @@ def test_compile_messages_name_their_values(text, rule, values):
 
 def test_a_failed_autotune_choice_is_logged_not_fatal_and_names_the_round():
     # https://github.com/pytorch/pytorch/issues/150980: the autotuner's table, its timing line, then the choice it dropped
-    diagnosis = explain_paste(
-        "  mm 0.0420 ms 81.5%\n"
-        "SingleProcess AUTOTUNE benchmarking takes 0.3201 seconds and 3.5530 seconds precompiling for 18 choices\n"
-        "[rank0]:E0410 07:53:02.558000 255947 torch/_inductor/select_algorithm.py:1905] [15/4] Exception No valid "
-        "triton configs.")
+    diagnosis = explain_paste(corpus_message("r14_b.yaml#89"))
     assert_names(diagnosis, "compile.inductor_no_valid_triton_configs",
                  ["select_algorithm.py:1905", "18 choices", "not fatal", "NoValidChoicesError"])
     assert any("nothing needs fixing" in fix for fix in diagnosis.fixes), diagnosis.fixes
 
 
 def test_a_failed_autotune_choice_names_the_kernel_and_its_shared_memory():
-    # https://github.com/pytorch/pytorch/pull/181198 (the logger's name instead of a glog prefix)
+    # https://github.com/pytorch/pytorch/pull/181198 (the logger's name instead of a glog prefix), verbatim as the
+    # rule's example cites it
     diagnosis = explain_paste(
         "ERROR:torch._inductor.select_algorithm:Exception No valid triton configs. OutOfMemoryError: out of resource: "
         "triton_mm Required: 294912 Hardware limit:232448 Reducing block sizes or `num_stages` may help. for benchmark "
         "choice TritonTemplateCaller(/tmp/torchinductor_xmfan/2q/c2q5vcxzc54csmibb5bmhmxvlpejmwrj4tbv4dc6hwtbdyod4a3d.py, "
-        "ACC_TYPE='tl.float32', BLOCK_K=128, BLOCK_M=64, BLOCK_N=128, num_stages=4, num_warps=4)")
+        "ACC_TYPE='tl.float32', ALLOW_TF32=False, BLOCK_K=128, BLOCK_M=64, BLOCK_N=128, EVEN_K=True, GROUP_M=8, "
+        "OUT_DTYPE='tl.float32', USE_FAST_ACCUM=False, num_stages=4, num_warps=4)")
     assert_names(diagnosis, "compile.inductor_no_valid_triton_configs",
                  ["TritonTemplateCaller", "`triton_mm`", "294912", "232448", "not fatal"])
 
 
 def test_a_failed_autotune_choice_is_found_in_a_long_log():
     lines = [f"step {i} loss 0.25" for i in range(300)]
-    lines.append("E0410 07:53:02.558000 255947 torch/_inductor/select_algorithm.py:1905] [15/4] Exception No valid "
-                 "triton configs.")
+    lines.append(corpus_message("r14_b.yaml#89"))  # https://github.com/pytorch/pytorch/issues/150980
     [diagnosis] = [d for d in explain_stream(io.StringIO("\n".join(lines))) if d.rule]
     assert_names(diagnosis, "compile.inductor_no_valid_triton_configs", ["dropped one of the kernels"])
 
@@ -102,13 +99,7 @@ def test_fake_tensor_call_on_a_value_of_a_symbolic_int_is_data_dependent():
 
 def test_tracer_warning_is_shown_under_the_onnx_export_failure_it_came_with():
     # https://github.com/pytorch/pytorch/issues/27723: the trace's warning, then the export's, then KeyError: 'mv'
-    text = ("/content/DeOldify/deoldify/unet.py:56: TracerWarning: Converting a tensor to a Python boolean might cause "
-            "the trace to be incorrect. We can't record the data flow of Python values, so this value will be treated "
-            "as a constant in the future. This means that the trace might not generalize to other inputs!\n"
-            "  if ssh != up_out.shape[-2:]:\n"
-            "/usr/local/lib/python3.6/dist-packages/torch/onnx/utils.py:562: UserWarning: ONNX export failed on ATen "
-            "operator mv because torch.onnx.symbolic_opset9.mv does not exist\n"
-            "  .format(op_name, opset_version, op_name))\n\nKeyError: 'mv'\n")
+    text = corpus_message("r14_a.yaml#39")
     diagnoses = [d for d in explain_stream(io.StringIO(text)) if d.rule]
     assert [d.rule for d in diagnoses] == ["compile.onnx_unsupported_operator"], [d.rule for d in diagnoses]
     assert_names(diagnoses[0], "compile.onnx_unsupported_operator", ["`mv`", "`torch.onnx.symbolic_opset9.mv`"])
@@ -181,11 +172,7 @@ def test_device_messages_name_their_values(text, rule, values):
 
 def test_thc_check_printed_before_the_python_error_names_its_place():
     # https://github.com/bubbliiiing/yolov5-pytorch/issues/125: a progress bar, THC's line, then the Python error
-    diagnosis = explain_paste(
-        "Epoch 12/200:  29%|██████▉                 | 116/404 [01:31<03:42,  1.30it/s, loss=0.27, lr=0.000299]THCudaCheck "
-        "FAIL file=..\\aten\\src\\THC\\THCCachingHostAllocator.cpp line=296 error=30 : unknown error    \n"
-        "Traceback (most recent call last):\n  File \"c:\\yolov5\\nets\\yolo_training.py\", line 397, in update\n"
-        "    v *= d\nRuntimeError: CUDA error: unknown error\n")
+    diagnosis = explain_paste(corpus_message("r14_a.yaml#24"))
     assert_names(diagnosis, "device.cuda_runtime_error",
                  ["THCudaCheck FAIL file=THCCachingHostAllocator.cpp line=296 error=30"])
 
@@ -240,9 +227,7 @@ def test_flashinfer_cuda_check_names_code_file_and_line():
      "'pytorch_lightning.trainer.trainer.Trainer':\nMisconfigurationException('No supported gpu backend found!')\n"
      "full_key: trainer",  # mattergen#217
      ["`pytorch_lightning.trainer.trainer.Trainer`", "(full_key: trainer)", "'data_module=mp_20'"]),
-    ("(pid=1522026)   File \"/home/griffin/cl/lib/python3.8/site-packages/ray/tune/function_runner.py\", line 645, in "
-     "inner\n(pid=1522026)     fn(config, **fn_kwargs)\n(pid=1522026) pytorch_lightning.utilities.exceptions."
-     "MisconfigurationException: You requested GPUs: [0, 1]",  # ray_lightning#32
+    (corpus_message("r14_b.yaml#92"),  # ray_lightning#32
      ["`You requested GPUs: [0, 1]`", "`_sanitize_gpu_ids`", "Ray worker"]),
 ])
 def test_lightning_gpu_requests_name_the_exception_and_the_config(text, values):

@@ -95,14 +95,18 @@ def test_ultralytics_dataset_images_not_found(where, values):
 
 
 def test_yolov5_reads_the_missing_paths_from_the_line_printed_above_its_exception():
-    # https://github.com/ultralytics/yolov5/issues/7532
+    # https://github.com/ultralytics/yolov5/issues/7532 (the issue's code block, verbatim)
     text = ("Dataset not found ⚠️, missing paths ['/content/yolov5/images/test/images']\n"
             "Traceback (most recent call last):\n"
+            '  File "train.py", line 669, in <module>\n'
+            "    main(opt)\n"
+            '  File "train.py", line 564, in main\n'
+            "    train(opt.hyp, opt, device, callbacks)\n"
             '  File "train.py", line 107, in train\n'
             "    data_dict = data_dict or check_dataset(data)  # check if None\n"
             '  File "/content/yolov5/utils/general.py", line 491, in check_dataset\n'
             "    raise Exception(emojis('Dataset not found ❌'))\n"
-            "Exception: Dataset not found ❌\n")
+            "Exception: Dataset not found ❌")
     d = explain_paste(text)
     assert_names(d, "data.yolo_dataset_not_found", ["['/content/yolov5/images/test/images']", "check_dataset"])
     # torchvision's own "Dataset not found" keeps its rule
@@ -162,16 +166,34 @@ def test_the_empty_worker_queue_alone_is_explained_as_a_dead_worker():
 
 
 def test_the_empty_queue_is_folded_into_the_worker_error_raised_from_it():
-    # https://github.com/azadis/MC-GAN/issues/19
-    text = PYTORCH_62969.replace("line 990", "line 724") + (
-        "\nDuring handling of the above exception, another exception occurred:\n\n"
-        "Traceback (most recent call last):\n"
-        '  File "C:/Users/kiku/FontTransfer/MC-GAN/train_Stack.py", line 44, in <module>\n'
-        "    for i, data in enumerate(dataset):\n"
-        '  File "D:\\Innovation day 2019\\python\\lib\\site-packages\\torch\\utils\\data\\dataloader.py", line 737, '
-        "in _try_get_data\n"
-        "    raise RuntimeError('DataLoader worker (pid(s) {}) exited unexpectedly'.format(pids_str))\n"
-        "RuntimeError: DataLoader worker (pid(s) 18360) exited unexpectedly\n")
+    # https://github.com/azadis/MC-GAN/issues/19 (the issue's traceback, verbatim)
+    text = ('Traceback (most recent call last):\n'
+            '  File "D:\\Innovation day 2019\\python\\lib\\site-packages\\torch\\utils\\data\\dataloader.py", line 724, '
+            'in _try_get_data\n'
+            '    data = self._data_queue.get(timeout=timeout)\n'
+            '  File "D:\\Innovation day 2019\\python\\lib\\multiprocessing\\queues.py", line 105, in get\n'
+            '    raise Empty\n'
+            '_queue.Empty\n'
+            '\n'
+            'During handling of the above exception, another exception occurred:\n'
+            '\n'
+            'Traceback (most recent call last):\n'
+            '  File "C:/Users/kiku/FontTransfer/MC-GAN/train_Stack.py", line 44, in <module>\n'
+            '    for i, data in enumerate(dataset):\n'
+            '  File "C:\\Users\\kiku\\FontTransfer\\MC-GAN\\data\\data_loader.py", line 211, in __next__\n'
+            '    A, A_paths = next(self.data_loader_iter_A)\n'
+            '  File "D:\\Innovation day 2019\\python\\lib\\site-packages\\torch\\utils\\data\\dataloader.py", line 804, '
+            'in __next__\n'
+            '    idx, data = self._get_data()\n'
+            '  File "D:\\Innovation day 2019\\python\\lib\\site-packages\\torch\\utils\\data\\dataloader.py", line 771, '
+            'in _get_data\n'
+            '    success, data = self._try_get_data()\n'
+            '  File "D:\\Innovation day 2019\\python\\lib\\site-packages\\torch\\utils\\data\\dataloader.py", line 737, '
+            'in _try_get_data\n'
+            "    raise RuntimeError('DataLoader worker (pid(s) {}) exited unexpectedly'.format(pids_str))\n"
+            'RuntimeError: DataLoader worker (pid(s) 18360) exited unexpectedly\n'
+            '\n'
+            'Process finished with exit code 1')
     found = [d for d in explain_stream(io.StringIO(text)) if d.rule]
     assert [d.rule for d in found] == ["data.worker_killed"], [d.rule for d in found]
     assert "18360" in found[0].summary

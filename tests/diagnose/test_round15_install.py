@@ -71,11 +71,17 @@ PASTED = [
      "    has_torch_function = _add_docstr(\n                         ^^^^^^^^^^^^\n"
      "RuntimeError: function '_has_torch_function' already has a docstring", "other.torch_imported_twice",
      ["function `_has_torch_function`", "`importlib.reload(torch)`"]),
-    # causal-conv1d's setup.py, timed out (https://github.com/state-spaces/mamba/issues/55)
-    ("  Building wheel for causal-conv1d (setup.py) ... error\n  error: subprocess-exited-with-error\n\n"
-     "      torch.__version__  = 2.1.1+cu121\n\n      running bdist_wheel\n      Guessing wheel URL:  https://github.com/"
-     "Dao-AILab/causal-conv1d/releases/download/v1.1.1/causal_conv1d-1.1.1+cu122torch2.1cxx11abiFALSE-cp38-cp38-linux_"
-     "x86_64.whl\n      error: <urlopen error [Errno 110] Connection timed out>\n      [end of output]",
+    # causal-conv1d's setup.py, timed out (https://github.com/state-spaces/mamba/issues/55, a comment's paste verbatim)
+    ("Building wheels for collected packages: causal-conv1d\n  Building wheel for causal-conv1d (setup.py) ... error\n"
+     "  error: subprocess-exited-with-error\n  \n  × python setup.py bdist_wheel did not run successfully.\n"
+     "  │ exit code: 1\n  ╰─> [8 lines of output]\n      \n      torch.__version__  = 2.1.1+cu121\n      \n"
+     "      running bdist_wheel\n      Guessing wheel URL:  https://github.com/Dao-AILab/causal-conv1d/releases/download/"
+     "v1.1.1/causal_conv1d-1.1.1+cu122torch2.1cxx11abiFALSE-cp38-cp38-linux_x86_64.whl\n"
+     "      error: <urlopen error [Errno 110] Connection timed out>\n      [end of output]\n  \n"
+     "  note: This error originates from a subprocess, and is likely not a problem with pip.\n"
+     "  ERROR: Failed building wheel for causal-conv1d\n  Running setup.py clean for causal-conv1d\n"
+     "Failed to build causal-conv1d\n"
+     "ERROR: Could not build wheels for causal-conv1d, which is required to install pyproject.toml-based projects",
      "other.prebuilt_wheel_download_failed",
      ["`causal-conv1d` 1.1.1", "[Errno 110] Connection timed out", "CAUSAL_CONV1D_FORCE_BUILD=TRUE"]),
 ]
@@ -97,9 +103,11 @@ NOT_THESE = [
      'pytorch/pytorch/pytorch/torch/csrc/DynamicTypes.cpp":71, please report a bug to PyTorch.', "other.torch_imported_twice"),
     # a download that failed outside a setup.py's guessed wheel
     ("urllib.error.URLError: <urlopen error [Errno 110] Connection timed out>", "other.prebuilt_wheel_download_failed"),
-    # flash-attn's 404 is caught: its setup.py compiles instead, and the build's own error is the failure
-    ("Guessing wheel URL:  https://github.com/Dao-AILab/flash-attention/releases/download/v2.5.4/flash_attn-2.5.4+cu118"
-     "torch2.1cxx11abiFALSE-cp310-cp310-linux_x86_64.whl\nPrecompiled wheel not found. Building from source...",
+    # flash-attn's 404 is caught: its setup.py compiles instead, and the build's own error is the failure (an excerpt
+    # of https://github.com/Dao-AILab/flash-attention/issues/1418, verbatim)
+    ("      running bdist_wheel\n      Guessing wheel URL:  https://github.com/Dao-AILab/flash-attention/releases/"
+     "download/v2.7.2.post1/flash_attn-2.7.2.post1+cu12torch2.4cxx11abiFALSE-cp310-cp310-linux_x86_64.whl\n"
+     "      Precompiled wheel not found. Building from source...\n      running build",
      "other.prebuilt_wheel_download_failed"),
     # the NumPy notice about another module, no torch or torch library in sight
     ("A module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.2.0 as it may crash. To support both 1.x and "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import assert_names, explain_fixture, explain_paste, said
+from conftest import assert_names, corpus_message, explain_fixture, explain_paste, said
 
 
 def test_a_fake_implementation_that_takes_fewer_arguments_than_the_op_is_explained_live():
@@ -90,12 +90,7 @@ def test_comfyui_report_of_a_missing_msvc_names_the_inductor_error_it_was_raised
      "directory (Triggered internally at ../aten/src/ATen/native/cudnn/Conv_v8.cpp:78.)",
      "device.cudnn_nvrtc_workaround", ["`libcudnn_cnn_infer.so.8`", "conv.py:456", "harmless"]),
     # verl#332: CANN's log lines under a Ray worker, the actor call after them
-    ("(TaskRunner pid=467613)         stream setup failed, retCode=0x7020010.[FUNC:SyncGetDevMsg][FILE:api_impl.cc]"
-     "[LINE:5328]\n(TaskRunner pid=467613)         rtGetDevMsg execute failed, reason=[driver error:internal error]"
-     "[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]\n(TaskRunner pid=467613) Unhandled error "
-     "(suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): ray::WorkerDict.ref_init_model() (pid=468350, ip=, "
-     "actor_id=4e3d02723d52e239fe80fe0102000000, repr=<verl.single_controller.ray.base.WorkerDict object at "
-     "0xfffc413aebf0>)",
+    (corpus_message("r16_b.yaml#14"),
      "device.ascend_npu_runtime_error", ["`rtGetDevMsg`", "retCode=0x7020010", "`WorkerDict.ref_init_model()`"]),
     # vllm-ascend#1443: torch_npu's check of an ACL call
     ("RuntimeError: npuSynchronizeDevice:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:479 NPU function error: "
@@ -107,12 +102,14 @@ def test_device_messages_name_their_values(text, rule, values):
 
 
 def test_torch_27s_capability_warning_names_the_cuda_builds_that_support_the_gpu():
-    # pytorch#182250
+    # https://github.com/pytorch/pytorch/issues/182250, verbatim as the rule's example cites it
     diagnosis = explain_paste(
         "/home/matti/test/test_torch_2.7/.venv/lib/python3.12/site-packages/torch/cuda/__init__.py:371: UserWarning: "
         "Found GPU0 Tesla V100-PCIE-32GB which is of compute capability (CC) 7.0.\n"
         "The following list shows the CCs this version of PyTorch was built for and the hardware CCs it supports:\n"
         "- 7.5 which supports hardware CC >=7.5,<8.0\n- 8.0 which supports hardware CC >=8.0,<9.0 except {8.7}\n"
+        "- 8.6 which supports hardware CC >=8.6,<9.0 except {8.7}\n- 9.0 which supports hardware CC >=9.0,<10.0\n"
+        "- 10.0 which supports hardware CC >=10.0,<11.0 except {10.1}\n- 12.0 which supports hardware CC >=12.0,<13.0\n"
         "Please follow the instructions at https://pytorch.org/get-started/locally/ to install a PyTorch release that "
         "supports one of these CUDA versions: 12.6, 12.8\n  _warn_unsupported_code(d, device_cc, code_ccs)")
     assert_names(diagnosis, "device.capability_incompatible",

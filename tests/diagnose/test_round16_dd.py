@@ -116,7 +116,7 @@ def test_pasted_message_is_explained_with_its_values(text, rule, values):
      {"data.unpickle_class_missing"}),  # openai/CLIP#151
     # another library's pickle (demucs' own checkpoint class) is not claimed from the module's name alone
     ("AttributeError: Can't get attribute 'SavedState' on <module 'demucs.separate'",
-     {"data.unpickle_class_missing"}),  # facebookresearch/demucs#150
+     {"data.unpickle_class_missing"}),  # https://github.com/facebookresearch/demucs/issues/150 (verbatim)
     ("RuntimeError: Mesh should not be bigger than default world size 1, but found 8 ranks!",
      {"distributed.device_mesh_dim_name"}),
 ])

@@ -3,6 +3,7 @@ controls before the reading settled when round 16 was opened), verbatim from the
 
 from __future__ import annotations
 
+import traceback
 import warnings
 
 import pytest
@@ -33,19 +34,22 @@ def test_corpus_messages_name_their_values(where, values, line):
 
 
 def test_the_overridden_step_wording_says_the_order_could_not_be_checked():
-    # https://github.com/ultralytics/yolov5/issues/392
+    # https://github.com/ultralytics/yolov5/issues/392 (the issue's code block, verbatim)
     text = ("/usr/local/lib/python3.6/dist-packages/torch/optim/lr_scheduler.py:114: UserWarning: Seems like "
             "`optimizer.step()` has been overridden after learning rate scheduler initialization. Please, make sure to "
             "call `optimizer.step()` before `lr_scheduler.step()`. See more details at "
-            "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate")
+            "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate\n"
+            '  "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning)')
     diagnosis = explain_paste(text)
     assert_names(diagnosis, RULE, ["lr_scheduler.py:114", "`amp.initialize`", "cannot check their order"])
     assert "amp.initialize(model, optimizer)" in diagnosis.fixes[0]
 
 
 def test_an_error_after_the_warning_answers_and_the_warning_goes_under_it():
-    text = (corpus("r16_a.yaml#19") + "\nTraceback (most recent call last):\n  File \"train.py\", line 40, in <module>\n"
-            "    out = model(x)\nRuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)\n")
+    # the warning (r16_a#19), then a real crash printed after it: a Linear layer given inputs of the wrong width, its
+    # traceback formatted as Python prints it
+    error = raised(lambda: torch.nn.Linear(256, 10)(torch.randn(32, 512)))
+    text = corpus("r16_a.yaml#19") + "\n" + "".join(traceback.format_exception(error))
     diagnosis = explain_paste(text)
     assert diagnosis.rule == "shape.matmul", diagnosis.rule
     assert [p["rule"] for p in diagnosis.facts.get("printed_with", [])] == [RULE]

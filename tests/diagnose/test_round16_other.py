@@ -49,9 +49,6 @@ PASTED = [
     # https://github.com/ShulinCao/OpenNRE-PyTorch/issues/11
     ("    return loss.data[0]\nIndexError: invalid index of a 0-dim tensor. Use tensor.item() to convert a 0-dim tensor "
      "to a Python number", "other.zero_dim_index", ["`loss.item()`"]),
-    # https://github.com/dmlc/dgl/issues/7835, the Windows spelling of the same name
-    ("FileNotFoundError: Cannot find DGL C++ graphbolt library at C:\\Users\\me\\venv\\Lib\\site-packages\\dgl\\"
-     "graphbolt\\graphbolt_pytorch_2.4.1.dll", "other.dgl_graphbolt_missing", ["`graphbolt_pytorch_2.4.1.dll`"]),
 ]
 
 
@@ -64,9 +61,10 @@ def test_pasted_wordings_name_their_values(text, rule, values):
     "IndexError: invalid index to scalar variable",                 # NumPy's scalar, not a tensor
     "IndexError: too many indices for tensor of dimension 0",       # shape.too_many_indices
     "UserWarning: nn.functional.sigmoid is deprecated. Use torch.sigmoid instead.",
-    # DGL's own library on Windows (https://github.com/dmlc/dgl/issues/3067): not GraphBolt
-    "FileNotFoundError: Could not find module 'c:\\users\\me\\site-packages\\dgl\\dgl.dll' (or one of its "
-    "dependencies). Try using the full path with constructor syntax.",
+    # DGL's own library on Windows (https://github.com/dmlc/dgl/issues/3067, verbatim as the rule's counter-example
+    # cites it): not GraphBolt
+    "FileNotFoundError: Could not find module 'c:\\users\\ewindpeng\\appdata\\local\\programs\\python\\python38\\lib\\"
+    "site-packages\\dgl\\dgl.dll' (or one of its dependencies). Try using the full path with constructor syntax.",
     "OSError: Could not load this library: /tmp/tmpo59o24tl/my_ops.so",    # other.ops_load_library_failed
 ])
 def test_near_misses_are_not_claimed(text):

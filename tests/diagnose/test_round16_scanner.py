@@ -56,6 +56,8 @@ def test_a_warning_alone_is_still_answered():
 
 
 def test_unexplained_error_shows_the_warning_printed_with_it():
+    # a renderer's test on a Diagnosis built by hand: the error is the last line of r16_b#24 (verbatim), printed under
+    # cuDNN's warning there; the warning's summary is a placeholder for a rule's words, not a message
     diagnosis = Diagnosis(None, "", "No rule in the knowledge base matches", "",
                           error="ValueError: Expected 2D Tensor, got 1D.", facts={"printed_with": [{"rule": "device.cudnn_status", "summary": "cuDNN said no",
                                                                "location": None}]})

@@ -100,14 +100,6 @@ def test_fairscales_consolidation_keyerror_keeps_its_own_rule():
     assert diagnosis.rule == "distributed.fairscale_consolidate_shared_param", diagnosis.rule
 
 
-def test_tabnet_labels_printed_by_numpy_2_are_compared_by_value():
-    text = ("ValueError: Valid set -- {np.int64(0), np.int64(1), np.int64(7)} --\n"
-            "                             contains unkown targets from training --\n"
-            "                             {np.int64(0), np.int64(1)}")
-    diagnosis = explain_paste(text)
-    assert_names(diagnosis, "data.tabnet_unknown_valid_targets", ["1 was not: 7"])
-
-
 def test_a_none_among_the_tensors_given_to_cat_is_explained_live():
     diagnosis = explain_fixture("fixtures/data/tensor_list_none.py")
     assert_names(diagnosis, "data.tensor_list_non_tensor", ["Element 0", "NoneType", "missing `return`"])

@@ -5,12 +5,14 @@ verbatim from the corpus."""
 from __future__ import annotations
 
 import io
+import traceback
 
 import pytest
+import torch
 
 from explainer.cli.explain import explain_stream
 
-from conftest import assert_names, corpus_message as corpus, explain_paste
+from conftest import assert_names, corpus_message as corpus, explain_paste, raised
 
 RULE = "other.nnpack_init_failed"
 CORPUS = [
@@ -32,7 +34,9 @@ def test_nnpacks_own_status_is_not_torchs_warning():
 
 
 def test_the_warning_goes_under_the_crash_printed_after_it():
-    text = (corpus("r5_a.yaml#79") + "\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
-            "    out = model(x)\nRuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)\n")
+    # the warning (r5_a#79), then a real crash printed after it: a Linear layer given inputs of the wrong width, its
+    # traceback formatted as Python prints it
+    error = raised(lambda: torch.nn.Linear(256, 10)(torch.randn(32, 512)))
+    text = corpus("r5_a.yaml#79") + "\n" + "".join(traceback.format_exception(error))
     diagnosis = explain_paste(text)
     assert diagnosis.rule == "shape.matmul", diagnosis.rule

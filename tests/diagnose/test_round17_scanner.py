@@ -7,7 +7,6 @@ lower-case `cv2.error`, torch's one frame over the standard library, a traceback
 from __future__ import annotations
 
 import io
-import textwrap
 
 import pytest
 import torch
@@ -22,6 +21,7 @@ from explainer.diagnose.loglines import clean_line_record
 from explainer.diagnose.logblocks import scan_blocks
 from explainer.diagnose.logscan import Scanner, scan
 from explainer.diagnose.render import render_text
+from explainer.diagnose.textframes import glued_traceback
 from explainer.probes import load_builtin_probes
 from explainer.rules.base import RuleBase
 from explainer.rules.rule import load_rule_file
@@ -245,9 +245,18 @@ def test_traceback_run_together_after_a_label():
     assert _place(diagnosis.facts["raised_in"])[:2] == ("conv.py", 258)
 
 
-def test_glued_traceback_needs_a_frame_after_the_title():
-    text = textwrap.dedent("""\
-        note: Traceback (most recent call last): see above
-        RuntimeError: CUDA error: out of memory""")
-    found = list(scan(text.splitlines()))
-    assert [f.text for f in found] == ["RuntimeError: CUDA error: out of memory"] and not found[0].frames
+@pytest.mark.parametrize("where", [
+    "r25_a.yaml#33",  # https://github.com/baoguangsheng/fast-detect-gpt/issues/15: a runpod job's JSON error
+    "r32_a.yaml#13",  # https://github.com/huggingface/diffusers/issues/6079: the same JSON, quoted once more
+])
+def test_glued_traceback_needs_a_frame_after_the_title(where):
+    # a one-line JSON error whose "error_traceback" holds the title and then an escaped "\n", not a frame: the line
+    # holds ", in " and the title, so it is tried as a glued traceback, and is not one
+    [line] = CORPUS[where].message.splitlines()
+    assert ", in " in line and "Traceback (most recent call last):" in line
+    assert glued_traceback(line) is None
+    assert not any(found.frames for found in scan([line]))
+    # the run-together traceback of test_traceback_run_together_after_a_label is one
+    glued = next(line for line in CORPUS["r17_a.yaml#76"].message.splitlines() if "Full: Traceback" in line)
+    assert glued_traceback(glued)[:2] == ["Traceback (most recent call last):",
+                                          'File "flask\\app.py", line 1950, in full_dispatch_request']

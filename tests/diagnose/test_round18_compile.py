@@ -38,7 +38,9 @@ def test_tensorrt_onnx_parser_names_node_importer_and_reason(text, values):
     # NVIDIA/TensorRT#2041: TensorRT 8's serialization tag
     ("[06/08/2022-15:28:47] [TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::40] Error Code 1: Serialization "
      "(Serialization assertion stdVersionRead == serializationVersion failed.Version tag does not match. Note: Current "
-     "Version: 213, Serialized Engine Version: 205)", ["is 205", "reads 213", "`stdVersionRead == serializationVersion`"]),
+     "Version: 213, Serialized Engine Version: 205)\n[06/08/2022-15:28:47] [TRT] [E] 4: "
+     "[runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization failed.)",
+     ["is 205", "reads 213", "`stdVersionRead == serializationVersion`"]),
     # seanavery/yolov5-tensorrt#7: TensorRT 7's header check, no numbers
     ("[TensorRT] ERROR: coreReadArchive.cpp (38) - Serialization Error in verifyHeader: 0 (Version tag does not match)",
      ["Version tag does not match"]),
@@ -74,13 +76,15 @@ def test_onnxruntime_refusing_an_exported_node_is_explained(text, values):
 
 
 def test_onnxruntime_failing_a_cuda_call_stays_foreign():
-    # microsoft/onnxruntime#14211: the runtime's own failure, not the exported model's
+    # https://github.com/microsoft/onnxruntime/issues/14211: the runtime's own failure, not the exported model's
     import io
 
     from explainer.cli.explain import explain_stream
 
     text = ("RuntimeError: /onnxruntime_src/onnxruntime/core/providers/cuda/cuda_call.cc:122 bool onnxruntime::CudaCall("
             "ERRTYPE, const char*, const char*, ERRTYPE, const char*) [with ERRTYPE = cudaError; bool THRW = true] "
+            "/onnxruntime_src/onnxruntime/core/providers/cuda/cuda_call.cc:116 bool onnxruntime::CudaCall(ERRTYPE, "
+            "const char*, const char*, ERRTYPE, const char*) [with ERRTYPE = cudaError; bool THRW = true] "
             "CUDA failure 999: unknown error ; GPU=192915439 ; expr=cudaSetDevice(info_.device_id); ")
     diagnosis = explain_stream(io.StringIO(text))[0]
     assert diagnosis.rule is None and "ONNX Runtime" in diagnosis.title

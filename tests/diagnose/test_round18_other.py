@@ -59,9 +59,6 @@ PASTED = [
     # https://github.com/WebODM/OpenSplat/issues/22
     ("OpenSplat/model.cpp:386:35: error: ‘to_string’ is not a member of ‘c10::guts’", "other.libtorch_not_a_member",
      ["`c10::guts::to_string`", "C++17"]),
-    # EarlyStopping's spelling (lightning/pytorch/callbacks/early_stopping.py)
-    ("MisconfigurationException: `mode` can be min, max, got maximum", "other.lightning_argument_value",
-     ["`mode=maximum`", "min, max"]),
 ]
 
 

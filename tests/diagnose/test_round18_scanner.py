@@ -6,11 +6,14 @@ its copy with "Exception raised from", Android's and Triton's wrappers, a frame 
 from __future__ import annotations
 
 import io
+import sys
 import textwrap
+import traceback
 
 import pytest
+import torch
 
-from conftest import corpus_message, explain_fixture, place as _place, ruled_diagnoses
+from conftest import corpus_message, explain_fixture, place as _place, ruled_diagnoses, run_python
 from explainer._errors import RuleError
 from explainer.cli.explain import explain_stream
 from explainer.diagnose.explain import explain_text
@@ -24,10 +27,6 @@ def _pasted(where: str) -> list:
     return explain_stream(io.StringIO(corpus_message(where)))
 
 
-def _explained(text: str) -> list:
-    return explain_stream(io.StringIO(textwrap.dedent(text)))
-
-
 # --- `code:` patterns: a rule that requires a sign in the raising frame's code line ----------------------------------
 
 UNPACK = default_rulebase().by_id["shape.shape_unpack_count"]
@@ -35,9 +34,11 @@ UNPACK = default_rulebase().by_id["shape.shape_unpack_count"]
 
 def test_the_message_alone_does_not_answer_a_rule_that_requires_a_code_line():
     # the same words under `env.step(action)` or with no frame at all say nothing about a tensor's rank
+    # (https://github.com/higgsfield/RL-Adventure/issues/35: the message and the code line it was raised on)
     assert match_rule(UNPACK, "ValueError: too many values to unpack (expected 4)") is None
     assert explain_text("ValueError: too many values to unpack (expected 4)").rule is None
-    assert match_rule(UNPACK, "ValueError: too many values to unpack (expected 4)", code="s, r, d, _ = env.step(a)") is None
+    assert match_rule(UNPACK, "ValueError: too many values to unpack (expected 4)",
+                      code="next_state, reward, done, _ = env.step(action)") is None
 
 
 def test_the_code_line_given_by_the_caller_decides_and_its_groups_are_facts():
@@ -46,15 +47,35 @@ def test_the_code_line_given_by_the_caller_decides_and_its_groups_are_facts():
     assert (found.groups["names"], found.groups["tensor"], found.groups["expected"]) == ("B, H, Q, KV", "mask", 4)
 
 
-@pytest.mark.parametrize("text, code", [
-    # the line just above the error (Python 3.11's carets skipped)
-    ('  File "a.py", line 3, in f\n    h, w = img.shape\n    ^^^^\nValueError: too many', "h, w = img.shape"),
-    # an error pasted first, its traceback under it: the last line, under the last frame
-    ('ValueError: too many\n  File "a.py", line 3, in f\n    h, w = img.shape', "h, w = img.shape"),
-    ("ValueError: too many", ""),
+def _unpack_height_width(img):
+    h, w = img.shape
+    return h * w
+
+
+def test_a_paste_read_whole_gives_the_line_above_its_error():
+    # the line just above the error, in a traceback raised here and printed by Python (3.11 and later print carets
+    # under `h, w`: they are skipped)
+    with pytest.raises(ValueError) as raised:
+        _unpack_height_width(torch.zeros(3, 32, 32))
+    text = "".join(traceback.format_exception(raised.value))
+    if sys.version_info >= (3, 11):
+        assert text.rstrip().splitlines()[-2].strip().startswith("^")
+    assert pasted_code_line(text, text.index("ValueError: too many")) == "h, w = img.shape"
+
+
+@pytest.mark.parametrize("where, code", [
+    # an error pasted first, its traceback under it: the last line, under the last frame (huggingface/transformers#46802)
+    ("r16_b.yaml#65", "B, H, Q, KV = mask.shape"),
 ])
-def test_a_paste_read_whole_gives_the_line_above_its_error(text, code):
+def test_an_error_pasted_over_its_traceback_gives_the_last_line(where, code):
+    text = corpus_message(where)
     assert pasted_code_line(text, text.index("ValueError")) == code
+
+
+def test_an_error_without_a_frame_gives_no_code_line():
+    # https://github.com/higgsfield/RL-Adventure/issues/35 (runbooks/shape/shape_unpack_count.md's counter-example)
+    text = "ValueError: too many values to unpack (expected 4)"
+    assert pasted_code_line(text, 0) == ""
 
 
 def test_r16_b65_a_shape_unpacked_into_four_names_is_explained_with_the_names_and_the_tensor():
@@ -67,12 +88,9 @@ def test_r16_b65_a_shape_unpacked_into_four_names_is_explained_with_the_names_an
 
 def test_a_call_unpacked_into_names_is_left_alone():
     # https://github.com/graphdeco-inria/gaussian-splatting/issues/952 (a negative control of the corpus)
-    [diagnosis] = _explained('''\
-          File "D:\\download\\gaussian-splatting-main\\gaussian_renderer\\__init__.py", line 86, in render
-            rendered_image, radii, depth_image = rasterizer(
-        ValueError: not enough values to unpack (expected 3, got 2)
-        ''')
+    [diagnosis] = _pasted("r10_a.yaml#42")
     assert diagnosis.rule is None
+    assert diagnosis.location.code == "rendered_image, radii, depth_image = rasterizer("
 
 
 def test_a_live_unpacking_of_a_shape_is_read_from_the_raising_frames_code():
@@ -120,14 +138,13 @@ def test_r12_b103_the_watchdogs_marker_keeps_the_exception_raised_from_line_unde
 
 
 def test_a_marker_record_with_no_source_line_under_it_ends_at_its_line():
-    lines = ["[rank0]:[E ProcessGroupNCCL.cpp:1454] [Rank 0] Watchdog caught collective operation timeout: "
-             "WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600123 "
-             "milliseconds before timing out.",
-             "RuntimeError: CUDA error: an illegal memory access was encountered"]
-    found = list(scan(lines))
-    assert [f.text.split(":", 1)[0] for f in found] == ["[Rank 0] Watchdog caught collective operation timeout",
-                                                        "RuntimeError"]
+    # https://github.com/huggingface/picotron_tutorial/issues/6: the watchdog's line, then C++'s "terminate called
+    # after throwing" (no "Exception raised from" line under the marker)
+    found = list(scan(corpus_message("data_dist.yaml#177").splitlines()))
+    assert found[0].text.startswith("[Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, ")
+    assert found[0].text.endswith("ran for 120822 milliseconds before timing out.")
     assert "\n" not in found[0].text
+    assert found[1].text.startswith("terminate called after throwing an instance of 'std::runtime_error'")
 
 
 # --- copies of one worker error: the first one is kept --------------------------------------------------------------
@@ -141,28 +158,20 @@ def test_r17_b78_three_workers_copies_of_one_argparse_error_are_one_diagnosis_le
 
 # --- IPython's separator line is not one of the lines printed before the error ---------------------------------------
 
-def test_ipythons_dashes_take_no_place_among_the_lines_printed_before_the_error():
-    lines = textwrap.dedent("""\
-        => loading checkpoint 'runs/model_best.pth'
-        epoch 3 done
-        saving logs
-        reading weights now
-        ---------------------------------------------------------------------------
-        EOFError                                  Traceback (most recent call last)
-        Cell In[7], line 2
-              1 import torch
-        ----> 2 state = torch.load(path)
-
-        File /opt/conda/lib/python3.10/site-packages/torch/serialization.py:1258, in _legacy_load(f, map_location)
-        -> 1258 magic_number = pickle_module.load(f, **pickle_load_args)
-
-        EOFError: Ran out of input
-        """).splitlines()
+def test_ipythons_dashes_take_no_place_among_the_lines_printed_before_the_error(tmp_path):
+    # printed live by a real IPython shell (the installed one, a test dependency): the cell's print, IPython's line of
+    # dashes, "EOFError   Traceback (most recent call last)", "Cell In[1], line 4", torch.load's frames
+    cell = ("import torch\nopen('model_best.pth', 'wb').close()\nprint(\"=> loading checkpoint 'model_best.pth'\")\n"
+            "state = torch.load('model_best.pth', weights_only=False)")
+    printed = run_python("-m", "IPython", "--colors=NoColor", "--no-banner", f"--ipython-dir={tmp_path}", "-c", cell,
+                         cwd=tmp_path).stdout
+    lines = printed.splitlines()
+    assert lines[1] == "-" * 75 and lines[2].startswith("EOFError ")
     [found] = list(scan(lines))
-    assert found.before[0] == "=> loading checkpoint 'runs/model_best.pth'"
-    diagnosis = explain_stream(io.StringIO("\n".join(lines)))[0]
+    assert found.before == ["=> loading checkpoint 'model_best.pth'"]
+    diagnosis = explain_stream(io.StringIO(printed))[0]
     assert diagnosis.rule == "data.pickle_ran_out_of_input"
-    assert diagnosis.facts["logged_checkpoint"] == "runs/model_best.pth"
+    assert diagnosis.facts["logged_checkpoint"] == "model_best.pth"
 
 
 # --- round 18's reading problems ------------------------------------------------------------------------------------

@@ -85,7 +85,10 @@ def test_xla_dists_worker_prefix_is_taken_off_every_line():
     diagnosis = ruled_diagnoses("r18_b.yaml#51")[0]
     assert place(diagnosis.location)[:3] == ("device_parser.py", 104, "parse_tpu_cores")
     # a timestamped log line with no address after the time keeps its own reading
-    assert clean_line_record("2021-04-23 18:14:43 ERROR: RuntimeError: x")[0] == "RuntimeError: x"
+    # (https://github.com/facebookresearch/mmf/issues/185: "2019-10-12T20:02:49 ERROR: CUDA out of memory. ...")
+    line = next(x for x in corpus_message("r27_a.yaml#85").splitlines() if " ERROR: " in x)
+    assert line.startswith("2019-10-12T20:02:49 ERROR: ")
+    assert clean_line_record(line)[0] == line.split("ERROR: ", 1)[1]
 
 
 def test_a_comfyui_node_named_with_parentheses_in_a_paste_without_line_breaks():

@@ -155,9 +155,10 @@ def test_a_pattern_that_fails_its_code_sign_lets_the_next_pattern_answer(signed_
 # --- mpirun's --tag-output prefix -----------------------------------------------------------------------------------
 
 def test_mpiruns_tag_output_prefix_is_read_as_the_rank_that_printed_the_line():
-    line, rank, *_ = clean_line_record('[1,3]<stderr>:  File "train.py", line 194, in <module>')
-    assert (line, rank) == ('  File "train.py", line 194, in <module>', 3)
-    assert clean_line_record("[1,3]: a list printed at the start of a line")[1] is None  # no <stdout>/<stderr> tag
+    # https://github.com/ChenRocks/UNITER/issues/31: horovodrun's lines tagged "[1,1]<stderr>:"
+    tagged = next(x for x in CORPUS["r21_b.yaml#6"].message.splitlines() if x.startswith("[1,1]<stderr>:  File "))
+    line, rank, *_ = clean_line_record(tagged)
+    assert (line, rank) == (tagged[len("[1,1]<stderr>:"):], 1)
     diagnosis = _answer(CORPUS["r21_b.yaml#35"].message)  # horovodrun's traceback, every line tagged [1,1]<stderr>:
     assert diagnosis.rule == "other.extension_not_compiled_gpu" and diagnosis.facts["ranks"] == [1]
     assert (diagnosis.location.file.rsplit("/", 1)[-1], diagnosis.location.line) == ("distributed_run_manager.py", 183)

@@ -65,10 +65,10 @@ CITED_CASES = [
      '    assert H % 2 == 0 and W % 2 == 0, f"x size ({H}*{W}) are not even."\n'
      "AssertionError: x size (7*7) are not even.", "shape.token_grid_size", ["7x7", "not even"]),
     ("AssertionError: input feature has wrong size", "shape.token_grid_size", ["input feature has wrong size"]),
-    ('  File "/home/u/Swin-Unet/networks/swin_transformer.py", line 335, in forward\n'
-     '    assert L == H * W, "input feature has wrong size"\n'
-     "AssertionError: input feature has wrong size", "shape.token_grid_size",
-     ["`L == H * W`", "swin_transformer.py:335"]),
+    # the assert line above it (https://github.com/HDETR/H-Deformable-DETR/issues/26, the rule's example); the case
+    # with a typed Swin-Unet frame above it was dropped (no real paste of that frame found)
+    ('assert L == H * W, "input feature has wrong size"\nAssertionError: input feature has wrong size',
+     "shape.token_grid_size", ["`L == H * W`"]),
     # opacus' other branch of the same check (opacus/optimizers/optimizer.py)
     ("ValueError: Per sample gradient not found. Are you using GradSampleModule?", "autograd.opacus_grad_sample_none",
      ["Per sample gradient not found", "GradSampleModule"]),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import types
 
-from conftest import benchmark_module
+from conftest import benchmark_module, corpus_message
 from explainer.cli.explain import explain_found, explain_stream
 from explainer.diagnose.loglines import clean_line_record
 from explainer.diagnose.logscan import scan
@@ -29,7 +29,10 @@ def test_a_line_in_inline_code_loses_the_backticks_before_its_rank_tag_is_read()
     cleaned, rank, *_ = clean_line_record(line)
     assert (cleaned, rank) == ('  File "test.py", line 104, in <module>', 0)
     # a line that only opens or closes an inline span is left to the markdown reading
-    assert clean_line_record("`RuntimeError: boom")[0] == "RuntimeError: boom"
+    # (https://github.com/yangjianxin1/Firefly/issues/256: "`ValueError: You can't train a model ...", no closing tick)
+    opened = corpus_message("r14_b.yaml#94").splitlines()[0]
+    assert opened.startswith("`ValueError: ") and "`" not in opened[1:]
+    assert clean_line_record(opened)[0] == opened[1:]
 
 
 def test_a_traceback_pasted_line_by_line_in_inline_code_under_mpirun_tags_is_placed_in_the_users_code():
@@ -60,8 +63,11 @@ def test_frameless_copies_of_one_error_with_other_values_are_one_diagnosis_namin
 
 def test_frameless_errors_of_other_wordings_are_not_folded():
     # two different errors (two rules), each without frames: two diagnoses, nothing printed with either
-    text = ("RuntimeError: shape '[4, 1024, 64, 128]' is invalid for input of size 4194304\n"
-            "RuntimeError: CUDA error: out of memory\n")
+    # a log holding two real messages, one under the other: r20_a.yaml#98's first line
+    # (https://github.com/lm-sys/FastChat/issues/2316) and r12_b.yaml#66
+    # (https://github.com/shayneobrien/coreference-resolution/issues/9)
+    text = corpus_message("r20_a.yaml#98").splitlines()[0] + "\n" + corpus_message("r12_b.yaml#66") + "\n"
+    assert text.endswith("RuntimeError: CUDA error: out of memory\n")
     diagnoses = _answers(text)
     assert [d.rule for d in diagnoses] == ["shape.view_size", "memory.cuda_error_oom"]
     assert all("printed_with" not in d.facts for d in diagnoses)
@@ -69,20 +75,17 @@ def test_frameless_errors_of_other_wordings_are_not_folded():
 
 # --- the place a warning was issued at, for context patterns -----------------------------------------------------------
 
-# BayesWatch/deep-kernel-transfer#14, in a training log
-GPYTORCH_WARNING = ("/Library/Frameworks/Python.framework/Versions/3.9/lib/python3.9/site-packages/gpytorch/utils/"
-                    "cholesky.py:38: NumericalWarning: A not p.d., added jitter of 1.0e-06 to the diagonal")
-
-
 def test_a_logged_warnings_place_is_read_by_its_rules_context_patterns():
-    lines = ["epoch 1 loss 0.3", "epoch 2 loss 0.2", GPYTORCH_WARNING, "  warnings.warn(", "epoch 3 loss 0.1"]
+    # https://github.com/cornellius-gp/gpytorch/issues/1822: a progress bar's lines, then the warning (its first 5 lines)
+    lines = corpus_message("r22_b.yaml#45").splitlines()[:5]
+    assert lines[0] == "`(Epoch 1) Minibatch: 0%"
     records = list(scan(lines))
     assert records[0].text.startswith("NumericalWarning: A not p.d.")  # the place is not in the record's text
-    assert records[0].issued.startswith("/Library/") and "cholesky.py:38: NumericalWarning" in records[0].issued
+    assert records[0].issued.startswith("/home/j/") and "cholesky.py:44: NumericalWarning" in records[0].issued
     (diagnosis,) = explain_found(records)
     assert diagnosis.rule == "numerics.cholesky_jitter_warning"
-    assert diagnosis.facts["warn_place"] == "cholesky.py:38"
-    assert "(cholesky.py:38)" in diagnosis.summary
+    assert diagnosis.facts["warn_place"] == "cholesky.py:44"
+    assert "(cholesky.py:44)" in diagnosis.summary
 
 
 def test_an_error_records_issued_line_is_empty():

@@ -49,11 +49,13 @@ PASTED = [
      "torch.load, even with weights_only=True, we now require users to upgrade torch to at least v2.6 in order to use the "
      "function. This version restriction does not apply when loading files with safetensors. See the vulnerability report "
      "here https://nvd.nist.gov/vuln/detail/CVE-2025-32434", "other.torch_load_requires_torch_2_6", ["v2.6"]),
-    # Jupyter's frame spelling (https://github.com/AI4Finance-Foundation/FinRL/issues/1051)
+    # Jupyter's frame spelling: the thread's whole code block, verbatim
+    # (https://github.com/AI4Finance-Foundation/FinRL/issues/1051)
     (".venv/lib/python3.10/site-packages/stable_baselines3/common/vec_env/dummy_vec_env.py:77, in DummyVecEnv.reset(self)\n"
      "     75 print(\"Env #\",self.num_envs)\n     76 for env_idx in range(self.num_envs):\n"
      "---> 77     obs, self.reset_infos[env_idx] = self.envs[env_idx].reset(seed=self._seeds[env_idx])\n"
-     "     78     self._save_obs(env_idx, obs)\n\nValueError: too many values to unpack (expected 2)",
+     "     78     self._save_obs(env_idx, obs)\n     79 # Seeds are only used once\n\n"
+     "ValueError: too many values to unpack (expected 2)",
      "other.rl_env_api_unpack", ["dummy_vec_env.py:77", "`reset`", "expected 2"]),
     # diffusers' lazy loader (https://github.com/numz/ComfyUI-SeedVR2_VideoUpscaler/issues/156)
     ("RuntimeError: Failed to import diffusers.loaders.peft because of the following error (look up to see its "
@@ -63,8 +65,10 @@ PASTED = [
     ("lib/python3.8/site-packages/flashinfer/cascade.py:276: in MultiLevelCascadeAttentionWrapper\n"
      "    int_workspace_buffers: list[torch.Tensor],\nE   TypeError: 'type' object is not subscriptable",
      "other.builtin_generic_old_python", ["`list[torch.Tensor]`"]),
-    # a return annotation (https://github.com/jcwang-gh/classifier-free-diffusion-guidance-Pytorch/issues/5)
-    ('  File "/code/diffusion.py", line 79, in GaussianDiffusion\n'
+    # a return annotation: the last three lines of the thread's traceback, an excerpt, verbatim
+    # (https://github.com/jcwang-gh/classifier-free-diffusion-guidance-Pytorch/issues/5)
+    ('  File "/workspace/sanghyu.yoon/nfsdata/home/sanghyu.yoon/code/research_23/'
+     'classifier-free-diffusion-guidance-Pytorch/diffusion.py", line 79, in GaussianDiffusion\n'
      "    def q_mean_variance(self, x_0:torch.Tensor, t:torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:\n"
      "TypeError: 'type' object is not subscriptable", "other.builtin_generic_old_python",
      ["`tuple[torch.Tensor, torch.Tensor]`"]),
@@ -107,7 +111,10 @@ NOT_CLAIMED = [
     (corpus("r14_b.yaml#9"), "other.hf_lazy_import_module_missing"),
     # the message alone, or a subscript that is not an annotation: any class (stanford_alpaca#230)
     ("TypeError: 'type' object is not subscriptable", "other.builtin_generic_old_python"),
-    ("    value = MyConfig['lr']\nTypeError: 'type' object is not subscriptable", "other.builtin_generic_old_python"),
+    # torch 1.4's Sampler subscripted with typing's List (https://github.com/pyg-team/pytorch_geometric/issues/5285)
+    ('File "/home/data1/yxd/envs/gns/lib/python3.7/site-packages/torch_geometric/loader/dynamic_batch_sampler.py", '
+     "line 9, in <module>\n    class DynamicBatchSampler(torch.utils.data.sampler.Sampler[List[int]]):\n"
+     "TypeError: 'type' object is not subscriptable", "other.builtin_generic_old_python"),
     # a dict next to the tensor is a negative control (r9_a#32); None next to a number names no tensor
     (corpus("r9_a.yaml#32"), "*"),
     ("TypeError: unsupported operand type(s) for -: 'float' and 'NoneType'", "other.none_tensor_operand"),

@@ -62,14 +62,11 @@ def test_the_place_of_loguru_default_layout_reaches_the_diagnosis():
     assert "logged from __main__:cli_evaluate:348" in render_text(diagnosis)
 
 
-def test_a_logged_error_whose_line_starts_with_its_type_gets_no_lead():
-    text = "2024-05-01 10:00:00.123 | ERROR    | __main__:main:12 - RuntimeError: Torch not compiled with CUDA enabled"
-    diagnosis = _answers(text)[0]
-    assert diagnosis.rule == "device.no_cuda_build"
-    assert diagnosis.facts["logged_from"]["code"] == ""
-    assert diagnosis.facts["logged_from"]["file"] == "__main__:main"
-
-
 def test_a_pipe_in_a_message_is_not_a_loguru_prefix():
-    for line in ("| x | y | z |", "2024-05-01 10:00:00 | INFO | starting", "| ERROR | no place here"):
+    # nvidia-smi's table (https://github.com/CompVis/stable-diffusion/issues/485) and a log whose fields are
+    # split by pipes with no place in them (https://github.com/chatchat-space/Langchain-Chatchat/issues/3137)
+    table = [x for x in CORPUS["r4_a.yaml#52"].message.splitlines() if x.startswith("|")]
+    assert len(table) > 3
+    logged = next(x for x in CORPUS["r29_b.yaml#53"].message.splitlines() if " | ERROR | " in x)
+    for line in table + [logged]:
         assert clean_line_record(line)[3] == ""

@@ -48,7 +48,10 @@ def test_the_worker_error_under_time_stamps_is_named_and_its_code_shown_without_
 
 
 def test_a_time_in_a_message_is_not_a_prefix():
-    for line in ("RuntimeError: timed out at 10:08:34", "100:08:34  x", "10:08:34x", "10:08 RuntimeError: x"):
+    # https://github.com/tunib-ai/parallelformers/issues/54 ("timeout=0:30:00", "[10/15/23 12:57:26]") and
+    # https://github.com/Buzz-Beater/LEMMA/issues/5 ("Got NaN losses 2021-10-28 23:20:46.797813")
+    for where in ("r14_a.yaml#70", "r22_a.yaml#21"):
+        line = next(x for x in CORPUS[where].message.splitlines() if x.startswith("RuntimeError: "))
         assert clean_line_record(line)[0] == line
 
 
@@ -59,7 +62,9 @@ def test_python_logging_layout_with_the_line_is_taken_off_and_its_place_kept():
     cleaned, _, new_record, source, _ = clean_line_record(line)
     assert (cleaned, new_record, source) == ("NaN or Inf found in input tensor.", True, "root line:14")
     assert logged_source("root line:14") == ("logged_from", {"file": "root line", "line": 14, "function": "", "code": ""})
-    assert clean_line_record("2024-05-01 10:00:00,123 - trainer - ERROR - boom")[3] == ""  # (no line: no place)
+    # the layout without the line: no place (https://github.com/Comfy-Org/ComfyUI/issues/6073)
+    logged = next(x for x in CORPUS["r10_b.yaml#4"].message.splitlines() if " - root - ERROR - " in x)
+    assert clean_line_record(logged)[3] == ""
 
 
 def test_the_line_python_logging_named_reaches_the_diagnosis():
@@ -80,10 +85,13 @@ def test_chainers_error_above_its_traceback_is_placed_by_that_traceback():
 # --- pdb -------------------------------------------------------------------------------------------------------------
 
 def test_pdbs_place_is_a_frame():
-    frame = frame_match("/home/u/.local/lib/python3.6/site-packages/torchdiffeq/_impl/adjoint.py(31)backward()")
-    assert (frame.file.rsplit("/", 1)[-1], frame.line, frame.func) == ("adjoint.py", 31, "backward")
-    assert frame_match("```> /x/adjoint.py(31)<module>()").file == "/x/adjoint.py"
-    assert frame_match("torch.Size(3)forward()") is None and frame_match("f.py(31) backward()") is None
+    # rtqichen/torchdiffeq#72: pdb's "> path(line)function()", once after a code fence and once alone
+    lines = CORPUS["r22_b.yaml#55"].message.splitlines()
+    assert lines[0].startswith("```> /home/") and lines[4].startswith("> /home/")
+    for line in (lines[0], lines[4]):
+        frame = frame_match(line)
+        assert (frame.file.rsplit("/", 1)[-1], frame.line, frame.func) == ("adjoint.py", 31, "backward")
+        assert frame.file.startswith("/home/tudockho/")
 
 
 def test_the_place_pdb_stopped_under_an_error_is_its_location_with_the_line_pdb_showed():

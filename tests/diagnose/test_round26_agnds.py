@@ -77,10 +77,21 @@ def test_near_misses_stay_out(message, rule):
 
 def test_sklearns_nonfinite_input_names_the_metric_and_the_diverged_loss():
     # https://github.com/xiwenc1/TimeMIL/issues/8: the loss line glued to the traceback ("bag loss: nanTraceback")
+    # (the thread's code block from its traceback on, verbatim)
     text = (" Testing bag [195/196] bag loss: nanTraceback (most recent call last):\n"
-            "  File \"/home/USER/repos/TimeMIL/./main.py\", line 177, in test\n    roc_auc_ovo_marco = roc_auc_score(\n"
-            "  File \"/home/USER/anaconda3/envs/pytorch2.6/lib/python3.11/site-packages/sklearn/metrics/_ranking.py\", "
-            "line 551, in roc_auc_score\n    y_score = check_array(y_score, ensure_2d=False)\nValueError: Input contains NaN.")
+            '  File "/home/USER/repos/TimeMIL/./main.py", line 516, in <module>\n    main()\n'
+            '  File "/home/USER/repos/TimeMIL/./main.py", line 422, in main\n'
+            "    test_loss_bag, results = test(testloader, milnet, criterion, args)\n"
+            "                             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+            '  File "/home/USER/repos/TimeMIL/./main.py", line 177, in test\n    roc_auc_ovo_marco = roc_auc_score(\n'
+            "                        ^^^^^^^^^^^^^^\n"
+            '  File "/home/USER/anaconda3/envs/pytorch2.6/lib/python3.11/site-packages/sklearn/metrics/_ranking.py", '
+            "line 551, in roc_auc_score\n    y_score = check_array(y_score, ensure_2d=False)\n"
+            "              ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+            '  File "/home/USER/anaconda3/envs/pytorch2.6/lib/python3.11/site-packages/sklearn/utils/validation.py", '
+            "line 921, in check_array\n    _assert_all_finite(\n"
+            '  File "/home/USER/anaconda3/envs/pytorch2.6/lib/python3.11/site-packages/sklearn/utils/validation.py", '
+            "line 161, in _assert_all_finite\n    raise ValueError(msg_err)\nValueError: Input contains NaN.")
     diagnosis = explain_paste(text)
     assert diagnosis.rule == "numerics.sklearn_nonfinite_input"
     assert "`roc_auc_score` (sklearn/metrics/_ranking.py)" in diagnosis.summary

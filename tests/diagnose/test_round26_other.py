@@ -37,7 +37,8 @@ NOT_CLAIMED = [
     ('RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp":830, please '
      "report a bug to PyTorch. ", "other.torch_check_failed"),
     # darknet's crash under its own log (https://github.com/GuiltyNeuron/ANPR/issues/27)
-    ("Loading weights from darknet53.conv.74...Done!\nResizing\n480\nFloating point exception (core dumped)",
+    ("Loading weights from darknet53.conv.74...Done!\nLearning Rate: 0.001, Momentum: 0.9, Decay: 0.0005\nResizing\n480\n"
+     "Floating point exception (core dumped)",
      "other.native_fpe"),
 ]
 

@@ -7,7 +7,10 @@ CPU torch can."""
 
 from __future__ import annotations
 
+import traceback
+
 import pytest
+import torch
 
 from conftest import assert_names, claimed_by, corpus_message, explain_fixture, explain_paste, said
 
@@ -59,20 +62,23 @@ def test_weights_only_refusal_names_the_file_the_log_was_loading():
      "data.hf_trainer_resume_checkpoint", ["/data1/path/checkpoints/stage_2/checkpoint-50000"]),
     ("ValueError: No valid checkpoint found in output directory (./checkpoints/llava-v1.5-7b-pretrain)",
      "data.hf_trainer_resume_checkpoint", ["./checkpoints/llava-v1.5-7b-pretrain", "checkpoint-<step>"]),
-    # accelerate's load_state at override_attributes["step"] (accelerate#3067)
-    ('  File "/x/site-packages/accelerate/accelerator.py", line 3156, in load_state\n'
-     '    self.step = override_attributes["step"]\nKeyError: \'step\'',
+    # accelerate's load_state at override_attributes["step"]: the last frame and error of
+    # https://github.com/huggingface/accelerate/issues/3067 (an excerpt)
+    ('  File "/home/bghira/simpletuner/.venv/lib64/python3.11/site-packages/accelerate/accelerator.py", line 3156, in '
+     'load_state\n    self.step = override_attributes["step"]\n                ~~~~~~~~~~~~~~~~~~~^^^^^^^^\n'
+     "KeyError: 'step'",
      "data.accelerate_load_state_step", ["Could not load random states", "0.32"]),
     # mmdetection#1316: the missing side alone; O2SFormer#23: the EMA copies
     ("missing keys in source state_dict: layer4.2.bn1.weight, layer3.9.bn1.weight, layer1.0.bn3.running_var",
      "data.mmcv_state_dict_mismatch", ["layer4.2.bn1.weight", "initial values"]),
     ("unexpected key in source state_dict: ema_backbone_conv1_weight, ema_backbone_bn1_weight, ema_backbone_bn1_bias",
      "data.mmcv_state_dict_mismatch", ["ema_backbone_conv1_weight", "EMA"]),
-    # fairseq 0.6's lowercase spelling, and the later one that names both classes
-    ("AssertionError: criterion does not match; please reset the optimizer (--reset-optimizer)",
-     "data.fairseq_optimizer_mismatch", ["criterion"]),
-    ("AssertionError: Optimizer does not match; please reset the optimizer (--reset-optimizer). FairseqAdam vs FP16Optimizer",
-     "data.fairseq_optimizer_mismatch", ["FairseqAdam in the checkpoint, FP16Optimizer now"]),
+    # fairseq's criterion check (https://github.com/microsoft/MASS/issues/83) and its optimizer check
+    # (https://github.com/facebookresearch/fairseq/issues/1046), the error lines of their tracebacks (excerpts)
+    ("AssertionError: Criterion does not match; please reset the optimizer (--reset-optimizer).",
+     "data.fairseq_optimizer_mismatch", ["Criterion"]),
+    ("AssertionError: Optimizer does not match; please reset the optimizer (--reset-optimizer).",
+     "data.fairseq_optimizer_mismatch", ["Optimizer"]),
     # a loop over a loader (a-PyTorch-Tutorial-to-Image-Captioning#115, CCLIS#2)
     ('  File "train.py", line 161, in train\n    for i, (imgs, caps, caplens) in enumerate(train_loader):\n'
      "ValueError: too many values to unpack (expected 3)", "data.batch_unpack_count", ["train_loader", "3 names"]),
@@ -82,9 +88,9 @@ def test_weights_only_refusal_names_the_file_the_log_was_loading():
     # an optimizer's own state restored from a checkpoint of another torch (fairseq#3119)
     ('  File "/home/user/code/fairseq/fairseq/optim/adam.py", line 199, in step\n    state["step"] += 1\n'
      "KeyError: 'step'", "data.accelerate_load_state_step", ['`state["step"] += 1`', "another optimizer class"]),
-    # the script's own check, printed with other quotes
-    ("=> no checkpoint found at 'runs/exp1/checkpoint.pth.tar'", "data.resume_checkpoint_not_found",
-     ["runs/exp1/checkpoint.pth.tar"]),
+    # the script's own check, raised (https://github.com/wuhuikai/FastFCN/issues/109, its title)
+    ("RuntimeError: => no checkpoint found at 'encnet_jpu_res50_pcontext.pth.tar'", "data.resume_checkpoint_not_found",
+     ["encnet_jpu_res50_pcontext.pth.tar"]),
 ])
 def test_other_wordings_of_the_families(text, rule, values):
     assert_names(explain_paste(text), rule, values)
@@ -96,8 +102,8 @@ def test_other_wordings_of_the_families(text, rule, values):
     ('  File "unipose.py", line 64, in __init__\n    self.val_dir, self.sigma, self.stride, self.workers, self.batch_size)\n'
      "ValueError: too many values to unpack (expected 2)", "data.batch_unpack_count"),
     ("ValueError: too many values to unpack (expected 4)", "data.batch_unpack_count"),
-    # another missing checkpoint entry is data.checkpoint_entry_missing's
-    ("    model.load_state_dict(torch.load(path)['epoch'])\nKeyError: 'epoch'", "data.accelerate_load_state_step"),
+    # another missing checkpoint entry is data.checkpoint_entry_missing's (drn#40)
+    (corpus_message("r27_a.yaml#55"), "data.accelerate_load_state_step"),
     # the same head line over size mismatches only stays with shape.state_dict_size (FasterViT#118)
     ("The model and loaded state dict do not match exactly\n\nsize mismatch for levels.2.blocks.0.pos_embed.relative_bias: "
      "copying a param with shape torch.Size([1, 49, 256]) from checkpoint, the shape in current model is "
@@ -110,12 +116,16 @@ def test_near_misses_stay_with_other_rules(text, not_rule):
     assert not_rule not in claimed_by(text)
 
 
-def test_dcp_report_leads_over_each_ranks_missing_key():
-    text = ("torch.distributed.checkpoint.api.CheckpointException: CheckpointException ranks:dict_keys([0])\n"
-            "Traceback (most recent call last): (RANK 0)\n"
-            '  File "/x/torch/distributed/checkpoint/default_planner.py", line 495, in create_default_local_load_plan\n'
-            '    raise RuntimeError(f"Missing key in checkpoint state_dict: {fqn}.")\n'
-            "RuntimeError: Missing key in checkpoint state_dict: bias.")
+def test_dcp_report_leads_over_each_ranks_missing_key(tmp_path):
+    # raised here: torch.distributed.checkpoint (no process group: one rank) saves a weight, then loads a bias too
+    import torch.distributed.checkpoint as dcp
+
+    dcp.save({"weight": torch.zeros(2)}, checkpoint_id=str(tmp_path))
+    with pytest.raises(dcp.api.CheckpointException) as caught:  # (a BaseException: conftest's raised() lets it through)
+        dcp.load({"weight": torch.zeros(2), "bias": torch.zeros(2)}, checkpoint_id=str(tmp_path))
+    exc = caught.value
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    assert "(RANK 0)" in text and "RuntimeError: Missing key in checkpoint state_dict: bias." in text
     assert explain_paste(text).rule == "distributed.checkpoint_exception"
 
 

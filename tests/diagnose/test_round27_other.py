@@ -7,9 +7,16 @@ can."""
 
 from __future__ import annotations
 
-import pytest
+import importlib.util
+import traceback
+from pathlib import Path
 
-from conftest import assert_names, claimed_by, corpus_message, explain_fixture, explain_paste, said
+import pytest
+import torch
+import torch.ao.nn.quantized as nnq
+from torch import nn
+
+from conftest import assert_names, claimed_by, corpus_message, explain_fixture, explain_paste, raised, said
 
 
 CORPUS_CASES = [
@@ -50,41 +57,70 @@ def test_python2_dict_view_is_answered_in_the_chained_paste_with_the_key_it_was_
 
 
 @pytest.mark.parametrize("text, rule, values", [
-    # Lightning 2.2+'s mid-epoch wording with its place (CityGaussian#112)
-    ("/x/lib/python3.9/site-packages/lightning/pytorch/loops/training_epoch_loop.py:161: You're resuming from a checkpoint "
-     "that ended before the epoch ended and your dataloader is not resumable. This can cause unreliable results if further "
-     "training is done. Consider using an end-of-epoch checkpoint or make your dataloader resumable by implementing the "
-     "`state_dict` / `load_state_dict` interface.", "other.lightning_resume_mid_epoch",
+    # Lightning 2.2+'s mid-epoch wording with its place, as posted in https://github.com/Linketic/CityGaussian/issues/112
+    ("/home/xxxx/anaconda3/envs/gspl/lib/python3.9/site-packages/lightning/pytorch/loops/training_epoch_loop.py:161: "
+     "You're resuming from a checkpoint that ended before the epoch ended and your dataloader is not resumable. This can "
+     "cause unreliable results if further training is done. Consider using an end-of-epoch checkpoint or make your "
+     "dataloader resumable by implementing the `state_dict` / `load_state_dict` interface.", "other.lightning_resume_mid_epoch",
      ["training_epoch_loop.py:161", "not resumable", "StatefulDataLoader"]),
     # Lightning 1.2+'s restored-epoch wording (pytorch-lightning#20553)
     ("pytorch_lightning.utilities.exceptions.MisconfigurationException: You restored a checkpoint with current_epoch=12, "
      "but you have set Trainer(max_epochs=10).", "other.lightning_resume_past_max_epochs", ["current_epoch=12", "max_epochs=10"]),
-    # ultralytics 8's wording (ultralytics#10200)
-    ("AssertionError: build/run/weights/last.pt training to 1000 epochs is finished, nothing to resume.\nStart a new training "
-     "without resuming, i.e. 'yolo train model=build/run/weights/last.pt'", "other.yolo_resume_finished",
-     ["build/run/weights/last.pt", "1000 epochs"]),
-    # transformers 4.45+'s own KeyError wording (LlamaFactory#7906)
+    # ultralytics 8's wording: the first line of https://github.com/ultralytics/ultralytics/issues/10200's paste (an excerpt)
+    ("AssertionError: build/RetrainTest_YOLO_V8_NANO_640x640_Round_1/training/weights/last.pt training to 1000 epochs is "
+     "finished, nothing to resume.", "other.yolo_resume_finished",
+     ["build/RetrainTest_YOLO_V8_NANO_640x640_Round_1/training/weights/last.pt", "1000 epochs"]),
+    # transformers 4.45+'s own KeyError wording, verbatim from https://github.com/hiyouga/LlamaFactory/issues/7906
     ("KeyError: \"The `metric_for_best_model` training argument is set to 'eval_loss', which is not found in the evaluation "
-     "metrics. The available evaluation metrics are: ['eval_custom_alpaca_loss', 'epoch']. Consider changing the "
+     "metrics. The available evaluation metrics are: ['eval_custom_alpaca_loss', 'eval_custom_alpaca_runtime', "
+     "'eval_custom_alpaca_samples_per_second', 'eval_custom_alpaca_steps_per_second', 'epoch']. Consider changing the "
      "`metric_for_best_model` via the TrainingArguments.", "other.hf_trainer_best_metric_missing",
-     ["'eval_loss'", "['eval_custom_alpaca_loss', 'epoch']"]),
+     ["'eval_loss'", "'eval_custom_alpaca_loss'"]),
     ("AssertionError: EarlyStoppingCallback requires metric_for_best_model is defined", "other.hf_early_stopping_arguments",
      ["metric_for_best_model"]),
     # ignite's cut wording (ignite#2771)
     ("'.pt' are already present in the directory checkpoints. If you want to use this directory anyway, pass "
      "'require_empty=False'.", "other.ignite_checkpoint_dir_not_empty", ["checkpoints", "'.pt'", "DiskSaver"]),
-    # the other dict views and Python 3.0-3.6's wording (nltk_book#140, kNN#1)
+    # the other dict views (nltk_book#140) and Python 3.0-3.6's wording: the last line of the traceback in
+    # https://github.com/koalalorenzo/python-digitalocean/issues/79 (an excerpt)
     ("TypeError: 'dict_keys' object is not subscriptable", "other.dict_view_not_subscriptable", ["'dict_keys'", "list(d.keys())[0]"]),
     ("TypeError: 'dict_values' object does not support indexing", "other.dict_view_not_subscriptable",
      ["'dict_values'", "does not support indexing"]),
-    ("TypeError: unsupported format string passed to Parameter.__format__", "other.tensor_format_spec", ["Parameter"]),
-    ("AssertionError: EmbeddingBag quantization is only supported with float_qparams_weight_only_qconfig.",
-     "other.embedding_quantization_qconfig", ["nn.EmbeddingBag"]),
-    ("NotImplementedError: Got <class 'list'>, but numpy array or torch tensor are expected.", "other.tensorboard_value_type",
-     ["<class 'list'>"]),
 ])
 def test_other_wordings_of_the_families(text, rule, values):
     diagnosis = explain_paste(text)
+    assert_names(diagnosis, rule, values, said(diagnosis))
+
+
+def _format_parameter():
+    return f"{nn.Parameter(torch.zeros(2)):.4f}"  # torch: unsupported format string passed to Parameter.__format__
+
+
+def _quantize_embedding_bag():
+    bag = nn.EmbeddingBag(10, 4)
+    bag.qconfig = torch.ao.quantization.default_qconfig  # not float_qparams_weight_only_qconfig: torch's assertion
+    return nnq.EmbeddingBag.from_float(bag)
+
+
+def _log_a_list():
+    # TensorBoard's make_np, loaded from torch's own file (the tensorboard package this machine lacks is imported only by
+    # torch.utils.tensorboard's __init__): NotImplementedError: Got <class 'list'>, but numpy array or torch tensor ...
+    path = Path(torch.__file__).parent / "utils" / "tensorboard" / "_convert_np.py"
+    spec = importlib.util.spec_from_file_location("tensorboard_convert_np", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make_np([0.5, 0.25])
+
+
+@pytest.mark.parametrize("call, rule, values", [
+    (_format_parameter, "other.tensor_format_spec", ["Parameter"]),
+    (_quantize_embedding_bag, "other.embedding_quantization_qconfig", ["nn.EmbeddingBag"]),
+    (_log_a_list, "other.tensorboard_value_type", ["<class 'list'>"]),
+])
+def test_live_wordings_pasted(call, rule, values):
+    # raised here by real calls, and pasted as Python prints them
+    exc = raised(call)
+    diagnosis = explain_paste("".join(traceback.format_exception(type(exc), exc, exc.__traceback__)))
     assert_names(diagnosis, rule, values, said(diagnosis))
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from explainer.diagnose.textframes import Frame, frames_location, user_frame
+from explainer.diagnose.textframes import frames_below, frames_location, user_frame
 
 from conftest import assert_names, claimed_by, corpus_message, explain_fixture, explain_paste, said
 
@@ -53,13 +53,17 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
 
 
 @pytest.mark.parametrize("text, rule, values", [
-    # the legacy writer's full disk (pytorch#116861) and the zip writer's OS error in a plain traceback (MockingBird#774)
+    # the legacy writer's full disk (pytorch#116861) and the zip writer's OS error in a plain traceback (an excerpt of
+    # https://github.com/babysor/MockingBird/issues/774: the traceback up to its first error)
     ("  File \"/python3.10/site-packages/torch/serialization.py\", line 767, in _legacy_save\n"
      "    storage._write_file(f, _should_read_directly(f), True, torch._utils._element_size(dtype))\n"
      "RuntimeError: write(): fd 5 failed with No space left on device",
      "data.checkpoint_save_failed", ["fd 5", "No space left on device", "quota is full"]),
-    ("  File \"E:\\ai_ai\\MockingBird-main\\venv\\lib\\site-packages\\torch\\serialization.py\", line 499, in _save\n"
-     "    zip_file.write_record(name, storage.data_ptr(), num_bytes)\nOSError: [Errno 28] No space left on device",
+    ("Traceback (most recent call last):\n"
+     "  File \"E:\\ai_ai\\MockingBird-main\\MockingBird-main\\venv\\lib\\site-packages\\torch\\serialization.py\", line 379, "
+     "in save\n    _save(obj, opened_zipfile, pickle_module, pickle_protocol)\n"
+     "  File \"E:\\ai_ai\\MockingBird-main\\MockingBird-main\\venv\\lib\\site-packages\\torch\\serialization.py\", line 499, "
+     "in _save\n    zip_file.write_record(name, storage.data_ptr(), num_bytes)\nOSError: [Errno 28] No space left on device",
      "data.checkpoint_save_failed", ["[Errno 28]", "No space left on device"]),
     # the scheduler's older wording, unwrapped (so-vits-svc#19)
     ("KeyError: \"param 'initial_lr' is not specified in param_groups[0] when resuming an optimizer\"",
@@ -80,17 +84,25 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
      "  - aten::cross_entropy_loss(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, int ignore_index=-100, "
      "float label_smoothing=0.) -> (Tensor)\n  - aten::Int.Tensor(Tensor a) -> (int)\n",
      "other.tensorrt_unsupported_operator", ["2 operators", "aten::cross_entropy_loss", "aten::Int.Tensor"]),
-    # torchvision's NMS called from another caller (yolort#153) and pnnx's own output list (ncnn#4897)
+    # torchvision's NMS called from another caller (an excerpt of https://github.com/zhiqwang/yolort/issues/153, from
+    # the error's first line to the first caller it names) and pnnx's own output list (ncnn#4897)
     ("Unknown builtin op: torchvision::nms.\nCould not find any similar ops to torchvision::nms. This op may not exist "
-     "or may not be currently supported in TorchScript.\n:\nSerialized   File \"code/__torch__/torchvision/ops/boxes.py\", "
-     "line 130\n  _41 = ops.torchvision.nms(boxes, scores, iou_threshold)\n        ~~~~~~~~~~~~~~~~~~~ <--- HERE\n"
+     "or may not be currently supported in TorchScript.\n:\n"
+     "  File \"/usr/local/lib/python3.8/dist-packages/torchvision-0.10.0a0+300a8a4-py3.8-linux-x86_64.egg/torchvision/ops/"
+     "boxes.py\", line 35\n    \"\"\"\n    _assert_has_ops()\n    return torch.ops.torchvision.nms(boxes, scores, iou_threshold)\n"
+     "           ~~~~~~~~~~~~~~~~~~~~~~~~~ <--- HERE\n"
+     "Serialized   File \"code/__torch__/torchvision/ops/boxes.py\", line 130\n"
+     "  _39 = __torch__.torchvision.extension._assert_has_ops\n  _40 = _39()\n"
+     "  _41 = ops.torchvision.nms(boxes, scores, iou_threshold)\n        ~~~~~~~~~~~~~~~~~~~ <--- HERE\n"
      "  return _41\n'nms' is being compiled since it was called from '_batched_nms_vanilla'",
      "compile.torchscript_unsupported", ["torchvision::nms", "_batched_nms_vanilla"]),
-    # ExecuTorch's rank check (executorch#14652, #13488)
+    # ExecuTorch's rank check (executorch#14652; and an excerpt of https://github.com/pytorch/executorch/issues/13488,
+    # its first three lines)
     ("E 00:00:01.134330 executorch:tensor_impl.cpp:83] Attempted to change the tensor rank which is immutable: old=2, "
      "new=4\nE 00:00:01.134366 executorch:method.cpp:1110] Error resizing tensor at input 0",
      "compile.executorch_tensor_resize", ["old=2", "new=4", "input 0", "tensor_impl.cpp:83"]),
     ("[tensor_impl.cpp:83] Attempted to change the tensor rank which is immutable: old=6, new=5\n"
+     "[binary_ops.cpp:41] Check failed (error == Error::Ok): Failed to resize output tensor.\n"
      "[method.cpp:1334] KernelCall failed at instruction 0:1 in operator aten::add.out: 0x12",
      "compile.executorch_tensor_resize", ["old=6", "new=5", "aten::add.out", "0x12"]),
     # the fused norm's wording in flash-attn's thread (flash-attention#549)
@@ -122,10 +134,15 @@ def test_other_wordings_of_the_families(text, rule, values):
      "compile.executorch_tensor_resize"),
     # an RNN's hidden-state size check (RePair#22)
     ("RuntimeError: Expected hidden[0] size (1, 8, 1024), got [1, 8, 2048]", "dtype.fused_layernorm_unsupported_types"),
-    # the INFO line of a partial compilation: the ops run in PyTorch (TensorRT#1912)
+    # the INFO line of a partial compilation: the ops run in PyTorch (an excerpt of
+    # https://github.com/pytorch/TensorRT/issues/1912: the INFO line and its list)
     ("INFO: [Torch-TensorRT] - Method requested cannot be compiled end to end by Torch-TensorRT.TorchScript.\n"
-     "Unsupported operators listed below:\n  - aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, "
-     "bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", "other.tensorrt_unsupported_operator"),
+     "Unsupported operators listed below:\n"
+     "  - profiler::_record_function_exit._RecordFunction(__torch__.torch.classes.profiler._RecordFunction _0) -> ()\n"
+     "  - aten::linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? "
+     "dtype=None) -> Tensor\n  - prim::PythonOp(...) -> ...\n"
+     "  - profiler::_record_function_enter_new(str name, str? args=None) -> "
+     "__torch__.torch.classes.profiler._RecordFunction", "other.tensorrt_unsupported_operator"),
 ])
 def test_near_misses_stay_unclaimed(text, not_rule):
     assert not_rule not in claimed_by(text)
@@ -137,12 +154,14 @@ def test_app_print_of_nan_input_stays_unexplained():
 
 
 def test_a_shortened_library_path_is_not_taken_for_the_users_code():
-    frames = [Frame("train.py", 120, "validation_run", "self.writer.add_image('x', img, 1)"),
-              Frame(".../tensorboardX/utils.py", 98, "convert_to_HWC", "assert(len(tensor.shape) == 3)")]
-    assert frames_location(frames).file == "train.py"
-    assert user_frame(frames).file == "train.py"
+    # the frames of FIGR#2's traceback (the corpus entry), outermost first as Python prints them
+    frames = frames_below(corpus_message("r27_a.yaml#83").splitlines())[1][::-1]
+    assert [frame.file for frame in frames] == ["train.py"] * 3 + [".../tensorboardX/writer.py",
+                                                                   ".../tensorboardX/summary.py", ".../tensorboardX/utils.py"]
+    assert (frames_location(frames).file, frames_location(frames).line) == ("train.py", 120)
+    assert (user_frame(frames).file, user_frame(frames).line) == ("train.py", 120)
     # with no written-out path of the user's, the shortened one is still the best guess
-    assert frames_location(frames[1:]).file == ".../tensorboardX/utils.py"
+    assert frames_location(frames[3:]).file == ".../tensorboardX/utils.py"
 
 
 def test_live_requires_grad_scalar_conversion():

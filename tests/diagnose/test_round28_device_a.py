@@ -37,9 +37,7 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
 
 
 @pytest.mark.parametrize("text, rule, values", [
-    # torch 2.2+'s Conv3D check on an older macOS (Convolution.mm)
-    ("RuntimeError: Conv3D is only supported on MPS for MacOS_13_2 or newer", "device.mps_not_implemented",
-     ["Conv3D", "MacOS_13_2"]),
+    # torch 2.1's Conv3D check (the title of https://github.com/kreshuklab/panseg/issues/385)
     ("RuntimeError: Conv3D is not supported on MPS", "device.mps_not_implemented", ["Conv3D"]),
     # the same cudaGetDeviceCount failure raised, and another code (NVIDIA MPS daemon, ApeRAG#120)
     ("Traceback (most recent call last):\nRuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some "
@@ -62,21 +60,25 @@ def test_other_wordings_are_claimed(text, rule, values):
 
 
 def test_codes_other_rules_name_stay_theirs():
-    head = ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
-            "NumCudaDevices() that might have already set an error? ")
-    assert claimed_by(head + "Error 804: forward compatibility was attempted on non supported HW")[:1] == [
-        "device.cuda_runtime_error"]
-    assert claimed_by(head + "Error 101: invalid device ordinal")[:1] == ["device.invalid_ordinal"]
+    # https://github.com/PKU-YuanGroup/Video-LLaVA/issues/22 (device/cuda_runtime_error's example)
+    assert claimed_by("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+                      "calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility "
+                      "was attempted on non supported HW")[:1] == ["device.cuda_runtime_error"]
+    # https://github.com/shariqfarooq123/AdaBins/issues/79
+    assert claimed_by("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+                      "calling NumCudaDevices() that might have already set an error? Error 101: invalid device "
+                      "ordinal")[:1] == ["device.invalid_ordinal"]
 
 
 @pytest.mark.parametrize("text", [
-    # a CUDA sample's own check of the same call (microsoft/WSL#7852)
-    "./deviceQuery Starting...\n\ncudaGetDeviceCount returned 2\n-> out of memory\nResult = FAIL",
-    # the backends list inside a full dispatcher message of a quantized op stays the quantized rule's
-    "'quantized::linear' is only available for these backends: [QuantizedCPU, BackendSelect]",
-    # other "X is not supported on MPS" wordings (dtype's, a library's) are not the 3D-convolution check
-    "ValueError: 'attn' quantization method 'gptq' is not supported on MPS",
-    # a program's own flag print without the driver warning
+    # a CUDA sample's own check of the same call (https://github.com/microsoft/WSL/issues/7852)
+    "./deviceQuery Starting...\n\n CUDA Device Query (Runtime API) version (CUDART static linking)\n\n"
+    "cudaGetDeviceCount returned 2\n-> out of memory\nResult = FAIL",
+    # the backends list inside a full dispatcher message of a quantized op stays the quantized rule's (optimum#24)
+    corpus_message("r6_b.yaml#110"),
+    # another "X is not supported on MPS" wording (a dtype's, textgen#5216) is not the 3D-convolution check
+    corpus_message("r18_b.yaml#61"),
+    # a program's own flag print without the driver warning (an excerpt: one line of r28_a.yaml#33)
     "# using device=0 with cuda=False",
 ])
 def test_near_misses_stay_unclaimed_by_these_rules(text):

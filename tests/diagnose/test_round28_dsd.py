@@ -49,9 +49,8 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
     # the client socket warning with its reason on the same line (PiPPy#158)
     ("[W socket.cpp:558] [c10d] The client socket has failed to connect to [localhost]:29500 "
      "(errno: 99 - Cannot assign requested address).", "distributed.store_connect_failed", ["29500", "errno: 99"]),
-    # the legacy linear's other line (input.matmul(weight.t())) in a plain traceback
-    ("    output = input.matmul(weight.t())\nRuntimeError: size mismatch, m1: [64 x 3200], m2: [800 x 500] at "
-     "/pytorch/aten/src/TH/generic/THTensorMath.cpp:940", "shape.matmul", ["input.matmul(weight.t())", "3200"]),
+    # the legacy linear's other line (input.matmul(weight.t())) in a plain traceback (pytorch#5135)
+    (corpus_message("r23_b.yaml#32"), "shape.matmul", ["input.matmul(weight.t())", "THCTensorMathBlas.cu:247"]),
 ])
 def test_other_wordings_of_the_families(text, rule, values):
     d = explain_paste(text)
@@ -74,6 +73,7 @@ def test_near_misses_stay_with_other_rules(text, not_rule):
 
 
 def test_loss_log_without_finite_lines_before_says_nothing_of_a_trend():
+    # an excerpt of r28_b.yaml#78: the start of its first line with a nan loss, alone
     d = explain_paste("epoch: 0, step: 160, loss: nan, bbox_loss: nan")
     assert d.rule == "numerics.loss_nan_log"
     assert "just before it logged" not in d.summary

@@ -42,10 +42,11 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
      "  Referenced from: /Users/user/opt/miniconda3/envs/vision/lib/python3.9/site-packages/torch/lib/libtorch_cpu.dylib\n"
      "  Reason: no suitable image found.  Did find:",
      "other.dyld_library_not_loaded", ["@loader_path/../.dylibs/libomp.dylib", "could not be loaded"]),
-    # StyleGAN's plugin build (Lafite, QC-StyleGAN)
-    ('Setting up PyTorch plugin "bias_act_plugin"... Failed!\nCould not find MSVC/GCC/CLANG installation on this computer. \n'
-     "Failed to build CUDA kernels for upfirdn2d. Falling back to slow reference implementation.",
+    # StyleGAN's plugin build (an excerpt of Lafite#3, r28_a.yaml#69: its first three lines, before the OOM line that
+    # the whole entry is answered by)
+    (corpus_message("r28_a.yaml#69").split("\n4:")[0],
      "other.stylegan_plugin_build_failed", ["bias_act_plugin", "upfirdn2d", "no C++ compiler"]),
+    # (an excerpt of QC-StyleGAN#2, other/stylegan_plugin_build_failed's example: its second line)
     ("/QCstylegan/torch_utils/ops/bias_act.py:121: UserWarning: Failed to build CUDA kernels for bias_act. Falling back to"
      " slow reference implementation. Details:", "other.stylegan_plugin_build_failed", ["bias_act"]),
     # Apple clang's report with the build's failure after it
@@ -78,8 +79,8 @@ def test_other_wordings_are_claimed(text, rule, values):
     # a plain C program's build on macOS (llama2.c): the paste shows a compile command that is not torch's
     ("clang -Ofast -fopenmp -march=native run.c  -lm  -o run\n\nclang: error: unsupported option '-fopenmp'\n"
      "clang: error: unsupported option '-fopenmp'", "other.clang_openmp_unsupported"),
-    # another package's import killed by SIGILL (onnx on a Jetson)
-    ("nvidia@k4:~$ python3 \n>>> import onnx\nIllegal instruction (core dumped)", "other.native_illegal_instruction"),
+    # another package's import killed by SIGILL (onnx on a Jetson, onnx#3268)
+    (corpus_message("r18_b.yaml#50"), "other.native_illegal_instruction"),
     ('Setting up PyTorch plugin "bias_act_plugin"... Done.', "other.stylegan_plugin_build_failed"),
 ])
 def test_near_misses_stay_unclaimed(text, rule):

@@ -5,9 +5,12 @@ same families (from the threads cited in the rules) are claimed too, and near mi
 
 from __future__ import annotations
 
-import pytest
+import traceback
 
-from conftest import assert_names, claimed_by, corpus_message, explain_paste
+import pytest
+import torch
+
+from conftest import assert_names, claimed_by, corpus_message, explain_paste, raised
 
 
 CORPUS_CASES = [
@@ -77,9 +80,6 @@ def test_other_wordings_of_the_families(text, rule, values):
     ("ValueError: The quantization method fp8 is not supported for the current GPU. Minimum capability: 90. Current "
      "capability: 86", "device.scaled_mm_capability"),
     ("RuntimeError: scale_a must be float scalar", "device.scaled_mm_capability"),
-    # the same dispatch key with two dtypes is a dtype question, and torch 0.1's tensor-type wording is not a constructor's
-    ("TypeError: expected Float (got Double)", "device.legacy_constructor_device"),
-    ("RuntimeError: expected CPU tensor (got CUDA tensor)", "device.legacy_constructor_device"),
     # two CUDA tensor types: a dtype clash, not a device one
     ("RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.cuda.HalfTensor) should be the same",
      "device.input_weight_type"),
@@ -88,9 +88,16 @@ def test_near_misses_stay_with_other_rules(text, not_rule):
     assert not_rule not in claimed_by(text)
 
 
+def test_legacy_constructor_with_two_dtypes_on_one_device_is_not_a_device_question():
+    # the same device with two dtypes is a dtype question: raised here by the legacy constructor, pasted as printed
+    exc = raised(lambda: torch.FloatTensor(torch.zeros(2, dtype=torch.float64)))
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    assert "(got TensorOptions(dtype=double, device=cpu" in text
+    assert "device.legacy_constructor_device" not in claimed_by(text)
+
+
 def test_markdown_quote_is_not_read_as_pytest_marked_line():
-    text = ("> RuntimeError: CUDA error: an illegal memory access was encountered\n"
-            "CUDA kernel errors might be asynchronously reported at some other API call")
-    diagnosis = explain_paste(text)
-    assert diagnosis.rule == "device.illegal_memory_access"
+    # a CUDA error quoted in a Markdown reply (Fooocus#3862)
+    diagnosis = explain_paste(corpus_message("r30_c.yaml#6"))
+    assert diagnosis.rule == "device.no_kernel_image"
     assert "pytest marked" not in diagnosis.summary

@@ -6,9 +6,12 @@ claimed too, and near misses stay unclaimed. Live fixtures raise the errors this
 
 from __future__ import annotations
 
-import pytest
+import traceback
 
-from conftest import assert_names, claimed_by, corpus_message, explain_fixture, explain_paste
+import pytest
+import torch
+
+from conftest import assert_names, claimed_by, corpus_message, explain_fixture, explain_paste, raised
 
 
 CORPUS_CASES = [
@@ -50,15 +53,6 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
     # GluonTS's reverse case: a univariate series given to a multivariate model (gluonts#713)
     ('GluonTSDataError: Input for field "target" does not have the requireddimension (field: target, ndim observed: 1, '
      "expected ndim: 2)", "data.gluonts_field_ndim", ["multivariate", "ndim observed: 1", "target_dim"]),
-    # torch's own argument parser keeps the position (this torch); a float size
-    ("TypeError: tile(): argument 'dims' (position 2) must be tuple of ints, not int", "other.argument_type",
-     ["(position 2)", "(n,)"]),
-    ("TypeError: permute(): argument 'dims' (position 1) must be tuple of ints, not float", "other.argument_type",
-     ["`//`"]),
-    # a list beside a tensor, and the tensor on the left
-    ("TypeError: unsupported operand type(s) for -: 'list' and 'Tensor'", "other.tuple_output_not_tensor",
-     ["a list and a Tensor", "never stacked"]),
-    ("TypeError: unsupported operand type(s) for @: 'Tensor' and 'tuple'", "other.tuple_output_not_tensor", ["tuple"]),
     # torch 2.1-2.5's wording of the skipped builtin keeps its rule (pytorch#133185)
     ("/opt/conda/envs/monodle/lib/python3.11/site-packages/torch/_dynamo/variables/functions.py:663: UserWarning: Graph "
      "break due to unsupported builtin sys.audit. This function is either a Python builtin (e.g. _warnings.warn) or a "
@@ -70,6 +64,23 @@ def test_other_wordings_of_the_families(text, rule, values):
     assert_names(explain_paste(text), rule, values)
 
 
+_X = torch.zeros(2, 3)
+
+
+@pytest.mark.parametrize("call, rule, values", [
+    # torch's own argument parser keeps the position (this torch); a float size
+    (lambda: torch.tile(_X, 2), "other.argument_type", ["(position 2)", "(n,)"]),
+    (lambda: _X.permute(1.0), "other.argument_type", ["`//`"]),
+    # a list beside a tensor, and the tensor on the left
+    (lambda: [1.0, 2.0] - _X, "other.tuple_output_not_tensor", ["a list and a Tensor", "never stacked"]),
+    (lambda: _X @ (1, 2), "other.tuple_output_not_tensor", ["tuple"]),
+], ids=["tile", "permute", "list-minus-tensor", "tensor-matmul-tuple"])
+def test_live_wordings_pasted(call, rule, values):
+    # raised here by the real calls, and pasted as Python prints them
+    exc = raised(call)
+    assert_names(explain_paste("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))), rule, values)
+
+
 @pytest.mark.parametrize("text, not_rule", [
     # the weights-only unpickler ran and refused an object: weights_only_load's (seamless_communication#159)
     ("UnpicklingError: Weights only load failed. Re-running `torch.load` with `weights_only` set to `False` will likely "
@@ -78,9 +89,8 @@ def test_other_wordings_of_the_families(text, rule, values):
     # a tuple beside a plain number, a dict beside a tensor: not a model's outputs (InternImage#299, InstantStyle#37)
     ("TypeError: unsupported operand type(s) for -: 'tuple' and 'int'", "other.tuple_output_not_tensor"),
     ("unsupported operand type(s) for *: 'dict' and 'Tensor'", "other.tuple_output_not_tensor"),
-    # a KeyError on a stats dict that is not a dataset's metadata
-    ("  File \"train.py\", line 40, in log\n    value = running_stats[name]\nKeyError: 'loss'",
-     "data.dataset_example_key_missing"),
+    # a KeyError on a results dict that is not a dataset's metadata (tianshou's test result, r30_b.yaml#40)
+    (corpus_message("r30_b.yaml#40"), "data.dataset_example_key_missing"),
     # another AMP message (the CPU autocast dtype warning) is not a deprecation
     ("UserWarning: In CPU autocast, but the target dtype is not supported. Disabling autocast.",
      "other.amp_device_api_deprecated"),

@@ -46,17 +46,17 @@ def test_capability_summary_leaves_the_logger_prefix_out():
      ["0 active drivers ([])"]),
     ("RuntimeError: 2 active drivers ([<class 'c.CudaDriver'>, <class 'nvi.CudaDriver'>]).",
      "device.triton_no_active_driver", ["2 active drivers", "c.CudaDriver"]),
-    # inductor's bounds check in a generated module with line info (torchtitan#1640)
+    # inductor's bounds check in a generated module with line info (an excerpt of
+    # https://github.com/pytorch/torchtitan/issues/1640: its first assertion line)
     ("[rank0]:/tmp/torchinductor_danvm/k4/ck46uf2tjbfns332dtzd3q3m2mgw2hoguozdpq5bvqyjhntqiu23.py:30: unknown: block: "
-     "[24127,0,0], thread: [48,0,0] Assertion `index out of bounds: 0 <= tmp4 < 1 + ks0` failed.", "device.device_assert",
+     "[24127,0,0], thread: [23,0,0] Assertion `index out of bounds: 0 <= tmp4 < 1 + ks0` failed.", "device.device_assert",
      ["ck46uf2tjbfns332dtzd3q3m2mgw2hoguozdpq5bvqyjhntqiu23.py:30", "0 <= tmp4 < 1 + ks0", "`1 + ks0`"]),
     # NCCL's mismatch wording of the same check (collective_mismatch's own example)
     ("init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 39.",
      "distributed.collective_mismatch", ["init.cc:1247", "rank 39"]),
-    # the full device-mismatch wording still reads the argument
-    ("RuntimeError: Expected all tensors to be on the same device, but got mat2 is on cpu, different from other tensors on "
-     "cuda:0 (when checking argument in method wrapper_CUDA_mm)", "device.mismatch", ["`mat2`", "wrapper_CUDA_mm"]),
-    # the spawn header alone still says which process
+    # the full device-mismatch wording of torch 2.5+ still reads the argument (docling-serve#316)
+    (corpus_message("r12_b.yaml#12"), "device.mismatch", ["`boundaries`", "wrapper_CUDA_Tensor_bucketize"]),
+    # the spawn header alone still says which process (an excerpt of fairseq#3464, dist2.yaml#80: its first line)
     ("-- Process 3 terminated with the following error:", "distributed.spawn_process_raised", ["Process 3"]),
 ])
 def test_other_wordings_of_the_families(text, rule, values):
@@ -66,13 +66,13 @@ def test_other_wordings_of_the_families(text, rule, values):
 @pytest.mark.parametrize("text, not_rule", [
     # vLLM's own count of Triton's drivers is a warning it recovers from (vllm#53530)
     ("Triton is installed but 2 active driver(s) found (expected 1)", "device.triton_no_active_driver"),
-    # a sentence about a tensor being on the CPU, not torch's device check
-    ("The model is on cpu, different from other runs on cuda:0 we did", "device.mismatch"),
+    # a message naming cuda:0 and the CPU that is another family's (the NumPy conversion, r10_a.yaml#108)
+    (corpus_message("r10_a.yaml#108"), "device.mismatch"),
     # a lowercase word ending in childFailedError-like text with no FAILED headline stays unclaimed by the new branch
+    # (an excerpt of r31_a.yaml#76: the banner's middle line, without its padding)
     ("CHILD PROCESS FAILED WITH NO ERROR_FILE", "distributed.collective_mismatch"),
-    # an NCCL WARN of another kind is not a collective mismatch
-    ("misc/socket.cc:484 NCCL WARN Net : Connection closed by remote peer 10.0.0.2<51404>",
-     "distributed.collective_mismatch"),
+    # an NCCL WARN of another kind is not a collective mismatch (nccl#795)
+    (corpus_message("dist2.yaml#29"), "distributed.collective_mismatch"),
 ])
 def test_near_misses_stay_with_other_rules(text, not_rule):
     assert not_rule not in claimed_by(text)

@@ -33,29 +33,32 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
 
 
 @pytest.mark.parametrize("text, rule, values", [
-    # the named-tensor warning from channel_shuffle (pytorch#54846)
-    ("/home/user/torch/nn/modules/channelshuffle.py:46: UserWarning: Named tensors and all their associated APIs are an "
-     "experimental feature and subject to change. Please do not use them for anything important until they are released "
-     "as stable. (Triggered internally at  ../c10/core/TensorImpl.h:973.)\n  return F.channel_shuffle(input, self.groups)",
+    # the named-tensor warning from channel_shuffle, quoted in a reply (https://github.com/pytorch/pytorch/issues/54846,
+    # other/named_tensor_experimental_warning's example)
+    ("> /home/user/PyTorch/dist-packages/release/torch/nn/modules/channelshuffle.py:46: UserWarning: Named tensors and "
+     "all their associated APIs are an experimental feature and subject to change. Please do not use them for anything "
+     "important until they are released as stable. (Triggered internally at  ../c10/core/TensorImpl.h:973.)\n"
+     ">   return F.channel_shuffle(input, self.groups)",
      "other.named_tensor_experimental_warning", ["channelshuffle.py:46", "F.channel_shuffle"]),
-    # the copy warning in torch 2.x's words (LanPaint#38)
-    ("/srv/ComfyUI/custom_nodes/LanPaint/src/LanPaint/nodes.py:78: UserWarning: To copy construct from a tensor, it is "
-     "recommended to use sourceTensor.detach().clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
-     "torch.tensor(sourceTensor).", "other.tensor_copy_construct_warning", ["nodes.py:78", "sourceTensor.detach().clone()"]),
+    # the copy warning in torch 2.x's words (LanPaint#38, the corpus entry of round 34, now opened)
+    (corpus_message("r34_b.yaml#62"), "other.tensor_copy_construct_warning", ["nodes.py:78", "sourceTensor.detach().clone()"]),
     # `where cl` elsewhere (maskrcnn-benchmark#1288)
     ("subprocess.CalledProcessError: Command '['where', 'cl']' returned non-zero exit status 1.",
      "other.extension_toolchain_missing", ["['where', 'cl']", "cl.exe"]),
-    # gcc's and Chinese gcc's missing torch header (FOTS.PyTorch#89, gaussian-splatting#758)
+    # gcc's missing torch header, in English and in another wording (FOTS.PyTorch#89; a line of
+    # https://github.com/lufficc/SSD/issues/45)
     ("rroi_align_kernel.cu:1:10: fatal error: torch/extension.h: No such file or directory",
      "other.extension_torch_header_missing", ["rroi_align_kernel.cu:1:10", "torch/extension.h"]),
-    ("src/ext.cpp:1:10: fatal error: torch/extension.h: 没有那个文件或目录",
-     "other.extension_torch_header_missing", ["src/ext.cpp:1:10", "torch/extension.h"]),
+    ("/home/marco/Documenti/github/SSD-1.0.1/ext/cpu/vision.h:3:10: fatal error: torch/extension.h: File or directory does "
+     "not exist", "other.extension_torch_header_missing", ["vision.h:3:10", "torch/extension.h"]),
     # apex's --cuda_ext (mega.pytorch#11)
     ("RuntimeError: --cuda_ext was requested, but nvcc was not found.  Are you sure your environment has nvcc available?",
      "other.cuda_home_not_set", ["--cuda_ext", "nvcc"]),
-    # a Japanese Windows' output decoded as UTF-8 (TheRock#1074)
-    ('  File "C:\\site-packages\\rocm_sdk\\tests\\core_test.py", line 106, in testConsoleScripts\n    ).decode()\n'
-     "      ^^^^^^^^\nUnicodeDecodeError: 'utf-8' codec can't decode byte 0x82 in position 1222: invalid start byte",
+    # a Japanese Windows' output decoded as UTF-8 (https://github.com/ROCm/TheRock/issues/1074,
+    # other/subprocess_output_not_utf8's example)
+    ('File "C:\\Users\\yangw\\AppData\\Local\\Packages\\PythonSoftwareFoundation.Python.3.11_qbz5n2kfra8p0\\LocalCache\\'
+     'local-packages\\Python311\\site-packages\\rocm_sdk\\tests\\core_test.py", line 106, in testConsoleScripts\n'
+     "    ).decode()\n      ^^^^^^^^\nUnicodeDecodeError: 'utf-8' codec can't decode byte 0x82 in position 1222: invalid start byte",
      "other.subprocess_output_not_utf8", ["0x82", "1222"]),
 ])
 def test_other_wordings_of_the_families(text, rule, values):
@@ -66,14 +69,18 @@ def test_other_wordings_of_the_families(text, rule, values):
     # a binary file read as UTF-8: no program output decoded
     ("UnicodeDecodeError: 'utf-8' codec can't decode byte 0x80 in position 64: invalid start byte",
      "other.subprocess_output_not_utf8"),
-    # the removed THC header: extension_build_failed's, not the torch header's
-    ("D:\\snake\\lib\\csrc\\nms.cu(5): fatal error C1083: 无法打开包括文件: “THC/THC.h”: No such file or directory",
+    # the removed THC header: extension_build_failed's, not the torch header's (a line of
+    # https://github.com/zju3dv/snake/issues/244)
+    ("D:\\PythonProject\\snake-master\\lib\\csrc\\extreme_utils\\src\\nms.cu(5): fatal error C1083: 无法打开包括文件: "
+     "“THC/THC.h”: No such file or directory",
      "other.extension_torch_header_missing"),
     # the launcher's line for a shard that failed with a Python error
     ("ERROR text_generation_launcher: Shard 0 failed to start", "other.tgi_shard_signaled"),
     # an operator that refuses named tensors: an error, not the experimental warning
-    ("RuntimeError: index_put_ is not yet supported with named tensors. Please drop names via "
-     "`tensor = tensor.rename(None)`.", "other.named_tensor_experimental_warning"),
+    # (https://github.com/pytorch/pytorch/issues/49427)
+    ("RuntimeError: view is not yet supported with named tensors. Please drop names via `tensor = tensor.rename(None)`, "
+     "call the op with an unnamed tensor, and set names on the result of the operation.",
+     "other.named_tensor_experimental_warning"),
 ])
 def test_near_misses_stay_with_other_rules(text, not_rule):
     assert not_rule not in claimed_by(text)

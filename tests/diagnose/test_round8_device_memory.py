@@ -98,9 +98,6 @@ def test_round8_messages_are_explained_with_their_values(message, rule, values):
      "     query       : shape=(1, 2, 1, 40) (torch.float32)\n"
      "`decoderF` is not supported because:\n    xFormers wasn't build with CUDA support\n"
      "    attn_bias type is <class 'NoneType'>", "device.xformers_cpu_inputs"),
-    # a sparse tensor on the CPU is a layout question, not a device one
-    ("NotImplementedError: Could not run 'aten::view' with arguments from the 'SparseCPU' backend.",
-     "device.backend_not_available"),
     # user code raising its own device check, without torch's "Received a and b"
     ("ValueError: All input tensors must be on the same device", "device.mismatch"),
     # PyTorch's own out-of-memory message is cuda_oom's, not the extension rule's
