@@ -11,7 +11,23 @@ import explainer
 from explainer.diagnose.explain import explain_text
 from explainer.rules.base import default_rulebase
 
-from conftest import assert_names, corpus_message, explain_fixture
+from conftest import assert_names, corpus_message, explain_fixture, raised
+
+
+def _store_barrier_alone() -> str:
+    """The DistStoreError torch's store-based barrier raises when rank 3 of 8 waits alone (1 s timeout)."""
+    import datetime
+
+    from torch.distributed import HashStore, distributed_c10d
+
+    error = raised(lambda: distributed_c10d._store_based_barrier(3, HashStore(), "", 8, datetime.timedelta(seconds=1)))
+    return f"{type(error).__module__}.{type(error).__name__}: {error}"
+
+
+def _live(call) -> str:
+    """The error line a real torch call raises on this machine, as its traceback ends."""
+    error = raised(call)
+    return f"{type(error).__name__}: {error}"
 
 
 
@@ -181,8 +197,8 @@ def test_dtensor_messages_name_the_operator():
     d = explain_text("RuntimeError: aten.add.Tensor: got mixed torch.Tensor and DTensor, need to convert all "
                      "torch.Tensor to DTensor before calling distributed operators!")
     assert d.rule == "distributed.dtensor_mixed_tensor" and "aten.add.Tensor" in d.summary
-    d = explain_text("RuntimeError: Sharding propagation failed for Op(op=aten.view.default, args_schema=Spec(("
-                     "Replicate(), Shard(dim=0)) on (8, 8, 4)), [64, 4] @ mesh: (1, 2, 2, 2))")
+    # https://github.com/pytorch/pytorch/pull/161574 (as modern.yaml#106)
+    d = explain_text(corpus_message("modern.yaml#106"))
     assert d.rule == "distributed.dtensor_sharding_propagation"
     assert "aten.view.default" in d.summary and "[64, 4]" in d.summary and "(1, 2, 2, 2)" in d.summary
 
@@ -232,13 +248,9 @@ def test_cpu_tensor_in_a_cuda_only_group_names_the_device_type():
 
 
 @pytest.mark.parametrize("message, rule, named", [
-    ("RuntimeError: Detected mismatch between collectives on ranks. Rank 1 is running collective: "
-     "CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE, TensorShape=[10], TensorDtypes=Float, "
-     "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu)), but Rank 0 is running collective: "
-     "CollectiveFingerPrint(SequenceNumber=7, OpType=ALLREDUCE, TensorShape=[12], TensorDtypes=Float, "
-     "TensorDeviceTypes=TensorOptions(dtype=float (default), device=cpu)).",
-     "distributed.collective_mismatch", ("Rank 1", "ALLREDUCE", "[10]", "Rank 0", "[12]", "#7")),
-    ("RuntimeError: NCCL Error 1: unhandled cuda error", "distributed.nccl_error", ("NCCL Error 1", "unhandled cuda error")),
+    (corpus_message("dist2.yaml#48"),
+     "distributed.collective_mismatch", ("Rank 1", "ALLREDUCE", "[195812480]", "Rank 0", "[51123456]", "#3104")),
+    (corpus_message("dist2.yaml#5"), "distributed.nccl_error", ("NCCL Error 1", "unhandled cuda error")),
     # https://github.com/NVIDIA/nvidia-resiliency-ext/issues/18 (its first line)
     (corpus_message("dist2.yaml#11").splitlines()[0], "distributed.elastic_sigterm", ("process 293866", "SIGTERM")),
     # https://github.com/lzhxmu/CPPO/issues/6
@@ -254,17 +266,15 @@ def test_new_distributed_wordings_name_their_values(message, rule, named):
 # --- distributed wordings added from the corpus ------------------------------------------------
 
 @pytest.mark.parametrize("message, rule, named", [
-    ("Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=1000000) raised the following "
-     "async exception: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.25.1\n"
-     "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \nLast error:\n\n"
-     "Exception raised from checkForNCCLErrorsInternal at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:2501",
+    (corpus_message("dist2.yaml#27"),
      "distributed.nccl_error", ("unhandled system error", "OpType=ALLREDUCE", "ncclSystemError", "2.25.1")),
     ("[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=158046, "
      "OpType=GATHER, NumelIn=2867200, NumelOut=0, Timeout(ms)=600000) ran for 600027 milliseconds before timing out.",
      "distributed.nccl_timeout", ("OpType=GATHER", "Timeout(ms)=600000", "600027")),
     ("[W socket.cpp:426] [c10d] The server socket has failed to bind to 0.0.0.0:25641 (errno: 98 - Address already in use).",
      "distributed.address_in_use", ("25641", "errno: 98 - Address already in use")),
-    ("Warning: find_unused_parameters=True was specified in DDP constructor, b│ PID USER DEV TYPE ut did not find any",
+    # a warning interleaved with nvtop's screen, as pasted
+    (corpus_message("data_dist.yaml#199"),
      "distributed.ddp_find_unused_warning", ("find_unused_parameters=True",)),
     ("torch.distributed.elastic.rendezvous.api.RendezvousClosedError", "distributed.rendezvous_closed",
      ("RendezvousClosedError", "--max-restarts")),
@@ -301,18 +311,13 @@ def test_checkpoint_exception_names_ranks_step_and_the_rank_error():
 
 
 @pytest.mark.parametrize("message, rule, named", [
-    ("Parameter indices which did not receive grad for rank 0: 0 1 2 3\n In addition, you can set the environment "
-     "variable TORCH_DISTRIBUTED_DEBUG to either INFO or DETAIL to print out information about which particular "
-     "parameters did not receive gradient on this rank as part of this error",
+    (corpus_message("r4_b.yaml#30"),
      "distributed.ddp_unused_parameters", ("0 1 2 3", "rank 0")),
     ("RuntimeError: connect() timed out. Original timeout was 60000 ms.",
      "distributed.rendezvous_timeout", ("60000 ms", "TCPStore")),
-    ("  rdzv_backend     : c10d\n  rdzv_endpoint    : 10.28.1.16\n  rdzv_configs     : {'timeout': 900}\n\n"
-     "[ERROR] error_handler: {\n  \"message\": {\n    \"message\": \"RendezvousConnectionError: The connection to the "
-     "C10d store has failed. See inner exception for details.\",",
+    (corpus_message("r4_b.yaml#55"),
      "distributed.rendezvous_timeout", ("10.28.1.16", "29400", "RendezvousConnectionError")),
-    ("[c10d] The client socket has timed out after 60s while trying to connect to (IP1, 2222).\n"
-     "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed.",
+    (corpus_message("r4_b.yaml#56"),
      "distributed.rendezvous_timeout", ("60s", "(IP1, 2222)", "RendezvousConnectionError")),
     ("[rank1]:[W504 16:19:23.815092992 TCPStore.cpp:138] [c10d] recvValueWithTimeout failed on SocketImpl(fd=103, "
      "addr=[xukele]:38272, remote=[xukele]:39067): Failed to recv, got 0 bytes. Connection was likely closed.",
@@ -322,22 +327,16 @@ def test_checkpoint_exception_names_ranks_step_and_the_rank_error():
      'got 0 bytes', "distributed.tcpstore_connection_lost", ('"should dump" flag', "failed to recv, got 0 bytes")),
     ("RuntimeError: ``sharded_state_dict`` can only be used when parameters are flatten and sharded.",
      "distributed.fsdp_sharded_state_dict_no_shard", ("sharded_state_dict", "NO_SHARD", "world size is 1")),
-    ("RuntimeError: disagreement between rank0 and rank2: rank0: [2, 3, 4, 6], \nrank2: [2, 3, 4, 7]",
-     "distributed.deepspeed_rank_disagreement", ("rank2", "rank0", "different modules")),
-    ("RuntimeError: disagreement between rank0 and rank2: rank0: [-4866073977605047075, 4361942804416314505], \n"
-     "rank2: [2, 3]", "distributed.deepspeed_rank_disagreement", ("rank2", "garbled")),
+    # a real rank0 list of implausible ids (https://github.com/Lightning-AI/pytorch-lightning/issues/19096)
+    (corpus_message("r4_b.yaml#50"), "distributed.deepspeed_rank_disagreement", ("rank2", "garbled")),
     ('File ".../deepspeed/runtime/zero/stage3.py", line 525, in defragment\n'
      "    assert len(set(t.dtype for t in tensors)) == 1",
      "distributed.deepspeed_zero3_mixed_dtype", ("`defragment`", "same dtype")),
     ("RuntimeError: Process 1 exited with error code 10 and exception:\nTraceback (most recent call last):",
      "distributed.test_process_failed", ("Process 1", "error code 10")),
-    ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n=====\ntrain.py FAILED\n-----\nFailures:\n"
-     "[1]:\n  time      : 2022-11-29_17:14:20\n  host      : GPU236\n  rank      : 1 (local_rank: 1)\n"
-     "  exitcode  : 1 (pid: 49149)\n  error_file: <N/A>\n",
+    (corpus_message("r4_b.yaml#6"),
      "distributed.child_failed", ("train.py", "rank 1", "exitcode  : 1", "Root Cause")),
-    ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\nexperiments/run.py FAILED\nFailures:\n"
-     "<NO OTHER FAILURES>\nRoot Cause (first observed failure) :\n[0]:\ntime\nhost\n2023-09-14 01:45:50\nding-X10DRG\n"
-     "rank2 (local rank: 2)exitcode: -9 (pid: 36071)error file: <N/A>\ntraceback : signal 9 (SIGKILL) received by PID 36071",
+    (corpus_message("data_dist.yaml#121"),
      "distributed.child_failed", ("exitcode: -9", "36071", "SIGKILL")),
     ("what(): NCCL error: remote process exited or there was a network error, NCCL version 2.14.3 ncclRemoteError: A "
      "call failed possibly due to a network error or a remote process exiting prematurely. Last error: NET/IB : Got "
@@ -352,7 +351,7 @@ def test_round4_distributed_wordings_name_their_values(message, rule, named):
 
 
 def test_tcpstore_and_deepspeed_rules_leave_unrelated_messages_alone():
-    assert explain_text("ConnectionResetError: [Errno 104] Connection reset by peer").rule != \
+    assert explain_text(corpus_message("r15_b.yaml#30")).rule != \
         "distributed.tcpstore_connection_lost"
     # a project's own assert (https://github.com/jiangnanboy/t5-onnx-corrector/issues/2 as r10_b.yaml#27)
     assert explain_text(corpus_message("r10_b.yaml#27")).rule is None
@@ -381,18 +380,16 @@ def test_nccl_backend_in_a_build_without_nccl_points_to_gloo():
 
 
 @pytest.mark.parametrize("message, rule, named", [
-    ("ValueError: batch_size should be a positive integer value, but got batch_size=0",
-     "data.sampler_empty_dataset", ("batch_size=0",)),
+    # raised live: a DataLoader with batch_size=0
+    (_live(lambda: torch.utils.data.DataLoader(range(3), batch_size=0)), "data.sampler_empty_dataset",
+     ("batch_size=0",)),
     ("RuntimeError: unable to write to file </torch_31911_952036340_6686>: No space left on device (28)",
      "data.shared_memory_full", ("torch_31911_952036340_6686", "No space left on device (28)", "/dev/shm")),
-    ("RuntimeError: unable to allocate shared memory(shm) for file </torch_61958_1669325393_0>: Resource temporarily "
-     "unavailable (11)", "data.shared_memory_full", ("torch_61958_1669325393_0", "(11)")),
     ("RuntimeError: [enforce fail at inline_container.cc:445] . PytorchStreamWriter failed writing file data/176: "
      "file write failed", "data.checkpoint_save_failed", ("data/176", "file write failed")),
-    ("RuntimeError: [enforce fail at inline_container.cc:595] . unexpected pos 2234 vs 2128",
-     "data.checkpoint_save_failed", ("unexpected pos 2234 vs 2128",)),
-    ("Please file an issue with the following so that we can make weights_only=True compatible with your use case: "
-     "WeightsUnpickler error: unsupported persistent id encountered\nWeights only load failed.",
+    (corpus_message("r24_a.yaml#13"),
+     "data.checkpoint_save_failed", ("unexpected pos 128 vs 0",)),
+    (corpus_message("r5_a.yaml#42"),
      "data.weights_only_load", ("unsupported persistent id", "weights_only=True")),
     ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. The "
      "server socket has failed to bind to [::]:98 (errno: 13 - Permission denied). The server socket has failed to "
@@ -406,12 +403,10 @@ def test_nccl_backend_in_a_build_without_nccl_points_to_gloo():
     ("[W socket.cpp:697] [c10d] The client socket has failed to connect to [WIN-57PDHSNQNT2]:28133 (system error: "
      "10049 - 在其上文中，该请求的地址无效。).", "distributed.store_connect_failed",
      ("[WIN-57PDHSNQNT2]:28133", "system error: 10049", "harmless")),
-    ("RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
-     "store_based_barrier_key:1 (world_size=2, worker_count=4, timeout=0:02:00)",
+    (corpus_message("r8_b.yaml#93"),
      "distributed.rendezvous_timeout", ("worker_count=4", "world_size=2", "0:02:00", "More processes")),
-    ("torch.distributed.DistStoreError: Timed out initializing process group in store based barrier on rank 3, for "
-     "key: store_based_barrier_key:1 (world_size=8, num_workers_joined=5, timeout=0:30:00 error=Socket Timeout)",
-     "distributed.rendezvous_timeout", ("num_workers_joined=5", "world_size=8", "Only 5 of 8")),
+    # raised live: torch's store-based barrier on rank 3 of 8, alone in its store, with a one-second timeout
+    (_store_barrier_alone(), "distributed.rendezvous_timeout", ("num_workers_joined=1", "world_size=8", "Only 1 of 8")),
     ("RuntimeError: use_libuv was requested but PyTorch was build without libuv support",
      "distributed.backend_not_available", ("libuv", "USE_LIBUV=0")),
     ("ValueError: LOCAL_RANK (default 0) and args.device inconsistent. This can only happens in inference mode. "
@@ -423,22 +418,17 @@ def test_round5_data_and_distributed_wordings_name_their_values(message, rule, n
 
 
 def test_wrapped_device_errors_under_weights_only_go_to_the_device_rules():
-    message = ("UnpicklingError: Weights only load failed. Re-running `torch.load` with `weights_only` set to `False` "
-               "will likely succeed, but it can result in arbitrary code execution. Do it only if you got the file "
-               "from a trusted source.\n Please file an issue with the following so that we can make "
-               "`weights_only=True` compatible with your use case: WeightsUnpickler error: Attempting to deserialize "
-               "object on a CUDA device but torch.cuda.is_available() is False. If you are running on a CPU-only "
-               "machine, please use torch.load with map_location=torch.device('cpu') to map your storages to the CPU.")
+    # https://github.com/TJU-Aerial-Robotics/YOPO/issues/58 (its last line)
+    message = ("_pickle.UnpicklingError: Weights only load failed. Re-running `torch.load` with `weights_only` set to "
+               "`False` will likely succeed, but it can result in arbitrary code execution.Do it only if you get the "
+               "file from a trusted source. WeightsUnpickler error: Attempting to deserialize object on a CUDA device "
+               "but torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use torch.load "
+               "with map_location=torch.device('cpu') to map your storages to the CPU.")
     assert explain_text(message).rule != "data.weights_only_load"
 
 
 def test_nccl_last_error_behind_ray_log_prefixes():
-    message = ("(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] torch.distributed.DistBackendError: "
-               "NCCL error in: /root/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, internal error - "
-               "please report this issue to the NCCL developers, NCCL version 2.18.6\n"
-               "(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] ncclInternalError: Internal check failed.\n"
-               "(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] Last error:\n"
-               "(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] Attribute busid of node nic not found")
+    message = corpus_message("r21_b.yaml#36")  # vLLM on Ray: every line behind its Ray log prefix
     d = explain_text(message)
     assert_names(d, "distributed.nccl_error", ("Last error: Attribute busid of node nic not found", "2.18.6"))
 
@@ -475,16 +465,19 @@ def test_ddp_around_a_frozen_model_says_nothing_requires_grad():
      "retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: wait "
      "timeout after 600000ms, keys: /default_pg/0//cuda//0",
      "distributed.nccl_unique_id_store", ("Rank 1", "rank 0", "wait timeout after 600000ms", "'0'")),
-    ("RuntimeError: [3] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store "
-     "by key '1', but store->get('1') got exception: Socket Timeout",
-     "distributed.nccl_unique_id_store", ("Rank 3", "Socket Timeout", "'1'")),
-    ("[rank3]: torch.distributed.DistBackendError: [3] is setting up NCCL communicator and\nretrieving ncclUniqueId "
-     "from [0] via c10d key-value store by key '0', but\nstore->get('0') got error: Connection reset by peer",
-     "distributed.nccl_unique_id_store", ("Connection reset by peer", "crashed")),
+    # https://github.com/pytorch/pytorch/issues/82091 (a comment's first two lines; torch's old spelling "retreiving")
+    ("RuntimeError: [2] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store "
+     "by key '0', but store->get('0') got error: Socket Timeout\nException raised from recvBytes at "
+     "../torch/csrc/distributed/c10d/Utils.hpp:580 (most recent call first):",
+     "distributed.nccl_unique_id_store", ("Rank 2", "Socket Timeout", "'0'")),
+    # https://github.com/hiyouga/LlamaFactory/issues/2470 (one rank's line, without its "gpu004: " prefix)
+    ("RuntimeError: [14] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value "
+     "store by key '0', but store->get('0') got error: Connection reset by peer. This may indicate a possible "
+     "application crash on rank 0 or a network set up issue.",
+     "distributed.nccl_unique_id_store", ("Rank 14", "Connection reset by peer", "crashed")),
     ("RuntimeError: DDP expects same model across all ranks, but Rank 5 has 128 params, while rank 0 has inconsistent "
      "1506656875 params.", "distributed.ddp_model_mismatch", ("128", "1506656875", "not at the same point")),
-    ("RuntimeError: params[0] in this process with sizes [1000, 512] appears not to match sizes of the same param in "
-     "process 0.", "distributed.ddp_model_mismatch", ("params[0]", "[1000, 512]", "process 0")),
+    (corpus_message("r23_b.yaml#46"), "distributed.ddp_model_mismatch", ("params[8]", "[27, 512]", "process 0")),
 ])
 def test_round5_store_and_ddp_wordings_name_their_values(message, rule, named):
     assert_names(explain_text(message), rule, named)

@@ -13,7 +13,12 @@ import explainer
 from explainer.cli.explain import explain_stream
 from explainer.diagnose.explain import explain_text
 
-from conftest import assert_names, explain_paste, raised, said
+from conftest import assert_names, corpus_message, explain_paste, raised, said
+
+
+def _from_error_line(message: str, start: str) -> str:
+    """A contiguous excerpt of a real message: from its error line to its end."""
+    return message[message.index(start):]
 
 
 def test_meta_module_moved_with_to_names_the_module_and_its_meta_parameters():
@@ -38,18 +43,15 @@ def test_meta_module_moved_with_to_names_the_module_and_its_meta_parameters():
     ("../aten/src/ATen/native/cuda/Indexing.cu:1292: indexSelectLargeIndex: block: [654,0,0], thread: [46,0,0] "
      "Assertion `srcIndex < srcSelectDimSize` failed.",
      "device.device_assert", ["indexSelectLargeIndex", "Indexing.cu:1292", "srcIndex < srcSelectDimSize", "num_embeddings"]),
-    ("/pytorch/aten/src/THCUNN/SpatialClassNLLCriterion.cu:104: void cunn_SpatialClassNLLCriterion_updateOutput_kernel"
-     "(T *, T *, long *, int) [with T = float, AccumT = float]: block: [0,0,0], thread: [475,0,0] Assertion "
-     "`t >= 0 && t < n_classes` failed.",
-     "device.device_assert", ["cunn_SpatialClassNLLCriterion_updateOutput_kernel", "SpatialClassNLLCriterion.cu", "n_classes"]),
+    (corpus_message("devmem.yaml#51"), "device.device_assert", ["cunn_SpatialClassNLLCriterion_updateOutput_kernel", "SpatialClassNLLCriterion.cu", "n_classes"]),
     ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedEx(handle, opa, opb, "
      "(int)m, (int)n, (int)k, (void*)&falpha, a, CUDA_R_16BF, (int)lda, stridea)`",
      "device.cublas_status", ["CUBLAS_STATUS_NOT_SUPPORTED", "cublasGemmStridedBatchedEx", "CUDA_R_16BF", "bfloat16"]),
     ("RuntimeError: cuDNN error: CUDNN_STATUS_MAPPING_ERROR", "device.cudnn_status", ["CUDNN_STATUS_MAPPING_ERROR"]),
     ("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/torch/lib/THC/generic/THCStorage.cu:58",
      "memory.cuda_error_oom", ["error 2", "THCStorage.cu:58"]),
-    ("torch.AcceleratorError: CUDA error: out of memory\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1",
-     "memory.cuda_error_oom", ["torch.AcceleratorError", "cudaErrorMemoryAllocation"]),
+    # an excerpt of devmem.yaml#199 (Wan2GP on Windows), from its error line to the end
+    (_from_error_line(corpus_message("devmem.yaml#199"), "torch.AcceleratorError"), "memory.cuda_error_oom", ["torch.AcceleratorError", "cudaErrorMemoryAllocation"]),
     ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040).",
      "device.driver_too_old", ["11040", "CUDA up to 11.4"]),
     ("NVIDIA GeForce RTX 3060 with CUDA capability sm_86 is not compatible with the current PyTorch installation.\n"
@@ -64,24 +66,22 @@ def test_meta_module_moved_with_to_names_the_module_and_its_meta_parameters():
     ("ValueError: Free memory on device cuda:1 (19.77/22.05 GiB) on startup is less than desired GPU memory "
      "utilization (0.9, 19.84 GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
      "memory.vllm_gpu_memory_utilization", ["19.77/22.05 GiB", "0.9", "19.84 GiB", "cuda:1"]),
-    ("ValueError: Inconsistent compute device and `device_id` on rank 3: cuda:3 vs cuda:0",
-     "device.fsdp_device_id", ["rank 3", "cuda:3", "cuda:0"]),
+    (corpus_message("r5_b.yaml#89"), "device.fsdp_device_id", ["rank 0", "hpu:0"]),
     ("ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
      "device.bf16_gpu_capability", ["bf16=True", "torch>=1.10", "Ampere", "cuda>=11.0"]),
     ("ValueError: bf16 mixed precision requires PyTorch >= 1.10 and a supported device.",
      "device.bf16_gpu_capability", ["mixed_precision", "1.10"]),
     ("pytorch_lightning.utilities.exceptions.MisconfigurationException: You have asked for native AMP on CPU, "
      "but AMP is only available on GPU", "device.lightning_accelerator_unavailable", ["native AMP on CPU", "precision=32"]),
-    ("RuntimeError: cublas runtime error : the GPU program failed to execute at /pytorch/aten/src/THC/THCBlas.cu:258",
-     "device.cublas_status", ["the GPU program failed to execute", "CUBLAS_STATUS_EXECUTION_FAILED", "THCBlas.cu:258"]),
-    ("RuntimeError: [FT][ERROR] CUDA runtime error: CUBLAS_STATUS_EXECUTION_FAILED /workspace/ft/utils/functions.h:674",
-     "device.cublas_status", ["CUBLAS_STATUS_EXECUTION_FAILED", "functions.h:674", "FasterTransformer"]),
+    (corpus_message("r14_a.yaml#41"), "device.cublas_status",
+     ["the GPU program failed to execute", "CUBLAS_STATUS_EXECUTION_FAILED", "THCBlas.cu:511"]),
+    (corpus_message("r5_b.yaml#75"), "device.cublas_status", ["CUBLAS_STATUS_EXECUTION_FAILED", "functions.h:674", "FasterTransformer"]),
     ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
      "device.cublas_status", ["CUBLAS_STATUS_NOT_INITIALIZED", "cublasCreate"]),
     ("RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't allocate memory: you\n"
      "tried to allocate 268435456 bytes. Error code 12 (Cannot allocate memory)",
      "memory.cpu_alloc", ["268435456 bytes", "Error code 12", "alloc_cpu.cpp:75"]),
-    ("RuntimeError: DefaultCPUAllocator: not enough memory", "memory.cpu_alloc", ["not enough memory"]),
+    (corpus_message("devmem.yaml#169"), "memory.cpu_alloc", ["5077901088 bytes"]),
     ("OutOfMemoryError: CUDA out of memory. Tried to allocate 1.25 GiB (GPU 1; 79.10 GiB total capacity; 76.13 GiB \n"
      "already allocated; 290.12 MiB free; 77.47 GiB reserved in total by PyTorch)",
      "memory.cuda_oom", ["1.25 GiB", "79.10 GiB", "76.13 GiB", "290.12 MiB", "77.47 GiB"]),
@@ -102,8 +102,8 @@ def test_other_frameworks_cuda_library_failures_are_not_claimed(message):
 
 
 @pytest.mark.parametrize("message, rule, named", [
-    ("RuntimeError: cuda runtime error (38) : no CUDA-capable device is detected at /pytorch/aten/src/THC/THCGeneral.cpp:51",
-     "device.no_cuda_device", ("(38)", "no CUDA-capable device is detected", "THCGeneral.cpp:51", "error=38")),
+    (corpus_message("dist2.yaml#18"), "device.no_cuda_device", ("(38)", "no CUDA-capable device is detected",
+                                                                 "Module.cpp:81")),
     ("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable",
      "device.cuda_busy_unavailable", ("all CUDA-capable devices are busy or unavailable", "Exclusive-Process")),
     ("RuntimeError: CUDA error: misaligned address", "device.misaligned_address", ("misaligned address",)),
@@ -134,15 +134,13 @@ def test_new_device_wordings_name_their_values(message, rule, named):
      "driver from http://www.nvidia.com/Download/index.aspx", "device.no_cuda_device", ("Found no NVIDIA driver",)),
     ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=11 : invalid argument",
      "device.thc_general_invalid_argument", ("THCGeneral.cpp:383", "error=11", "cudnn.benchmark")),
-    ("RuntimeError: cuda runtime error (11) : invalid argument at /pytorch/aten/src/THC/THCGeneral.cpp:663",
-     "device.thc_general_invalid_argument", ("(11)", "THCGeneral.cpp:663")),
-    ("UserWarning: Flash attention kernel not used because: (Triggered internally at "
-     "/__w/pytorch/pytorch/aten/src/ATen/native/transformers/sdp_utils_cpp.cpp:99.)",
-     "device.sdpa_kernel_not_used", ("Flash attention kernel", "No available kernel")),
+    (corpus_message("r6_b.yaml#96"), "device.thc_general_invalid_argument", ("(11)", "THCGeneral.cpp:405")),
+    # https://github.com/facebookresearch/sam2/issues/100
+    (corpus_message("modern.yaml#25"), "device.sdpa_kernel_not_used", ("Memory efficient kernel",)),
     ("RuntimeError: No viable backend for scaled_dot_product_attention was found. This is likely due to turning off "
      "both the math kernel and the fused kernels.", "device.sdpa_no_kernel", ("No viable backend", "math kernel")),
-    ("RuntimeError: Expected dim to be between 0 and 3 but got -2", "device.mps_negative_dim",
-     ("between 0 and 3 but got -2", "dim=1")),
+    # https://github.com/pytorch/pytorch/issues/92329 (an MPS-only kernel check: not raised on this CPU build)
+    (corpus_message("modern.yaml#72"), "device.mps_negative_dim", ("between 0 and 2 but got -1", "dim 1")),
     ("RuntimeError: [enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator: can't allocate memory: you tried to "
      "allocate 116813856768 bytes. Error code 12 (Cannot allocate memory)",
      "memory.cpu_alloc", ("116813856768 bytes", "alloc_cpu.cpp:73")),
@@ -170,12 +168,7 @@ def test_near_misses_of_the_new_wordings_are_left_alone(message):
 
 
 def test_cudnn_repro_snippet_gives_the_input_shape_and_dtype():
-    text = ("RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR\nYou can try to repro this exception using the "
-            "following code snippet. If that doesn't trigger the error, please include your original repro script "
-            "when reporting this issue.\n\nimport torch\ntorch.backends.cudnn.benchmark = True\n"
-            "data = torch.randn([1, 39, 1024, 1024], dtype=torch.float, device='cuda', requires_grad=True)\n"
-            "net = torch.nn.Conv2d(39, 10, kernel_size=[3, 3], padding=[1, 1], stride=[1, 1], dilation=[1, 1], "
-            "groups=1)\nnet = net.cuda().float()\n\nConvolutionParams \n    data_type = CUDNN_DATA_FLOAT\n")
+    text = corpus_message("devmem.yaml#113")  # a real repro snippet printed by cuDNN, from the corpus
     d = explain_text(text)
     assert d.rule == "device.cudnn_status"
     for value in ("[1, 39, 1024, 1024]", "CUDNN_DATA_FLOAT", "Conv2d(39, 10, kernel_size=[3, 3]"):
@@ -235,9 +228,7 @@ def test_cudnn_repro_snippet_gives_the_input_shape_and_dtype():
     ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
      "NumCudaDevices() that might have already set an error? Error 802: system not yet initialized",
      "device.cuda_runtime_error", ("cudaErrorSystemNotReady", "802", "nvidia-fabricmanager")),
-    ("torch.AcceleratorError: CUDA error: operation not permitted when stream is capturing\nSearch for "
-     "`cudaErrorStreamCaptureUnsupported' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html",
-     "device.cuda_runtime_error", ("cudaErrorStreamCaptureUnsupported", "torch.AcceleratorError", "reduce-overhead")),
+    (corpus_message("r16_b.yaml#94"), "device.cuda_runtime_error", ("cudaErrorStreamCaptureUnsupported", "reduce-overhead")),
     ("RuntimeError: cuda runtime error (6) : the launch timed out and was terminated at /opt/conda/conda-bld/"
      "pytorch_1532582123400/work/aten/src/THC/generic/THCStorage.cpp:36",
      "device.cuda_runtime_error", ("cuda runtime error (6)", "THCStorage.cpp:36")),
@@ -301,8 +292,11 @@ def test_more_accelerator_and_placement_wordings_name_their_values(message, rule
     ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
      "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non "
      "supported HW", "device.cuda_runtime_error", ("cudaErrorCompatNotSupportedOnDevice", "804", "cuda-compat")),
-    ("UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
-     "before calling NumCudaDevices() that might have already set an error? Error 34: CUDA driver is a stub library",
+    # https://github.com/fboulnois/stable-diffusion-docker/issues/22 (its warning line)
+    ("/usr/local/lib/python3.8/dist-packages/torch/cuda/__init__.py:83: UserWarning: CUDA initialization: Unexpected "
+     "error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have "
+     "already set an error? Error 34: CUDA driver is a stub library (Triggered internally at  "
+     "../c10/cuda/CUDAFunctions.cpp:109.)",
      "device.cuda_runtime_error", ("cudaErrorStubLibrary", "stubs")),
     # raised live: torch.device("cuda:0,1")
     (f"RuntimeError: {raised(lambda: torch.device('cuda:0,1'))}", "device.device_string", ("cuda:0,1", "CUDA_VISIBLE_DEVICES=0,1")),
