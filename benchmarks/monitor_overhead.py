@@ -130,7 +130,7 @@ def make_step(mode: str, model: nn.Module, batch, loss_fn, check_every: int):
             loss.backward()
         if monitor is not None:
             monitor.step(loss)
-        elif mode == "read":  # the per-step read alone that the NaN guarantee needs, without the monitor around it
+        elif mode == "read":  # gradnorms.StepFigures.record's CPU read, alone
             torch.stack(torch._foreach_norm([p.grad for p in params if p.grad is not None])).tolist()
             loss.item()
         optimizer.step()
