@@ -128,6 +128,7 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
             first.facts["occurrences"] = first.facts.get("occurrences", 1) + 1
             merge_ranks(first, found.ranks)
             _also_at(first, found)
+            _show_variant(first, diagnosis)  # (the compute-before-update warning of each of three metrics)
             continue
         if found.warning and diagnosis.rule:
             warned[diagnosis.rule] = key
@@ -331,10 +332,16 @@ def _add_variant(first: Diagnosis, other: Diagnosis) -> None:
     under first's (facts.printed_with), a few at most."""
     first.facts["occurrences"] = first.facts.get("occurrences", 1) + other.facts.get("occurrences", 1)
     merge_ranks(first, other.facts.get("ranks", []))
-    shown = first.facts.setdefault("printed_with", [])
-    if len(shown) < MAX_VARIANTS and other.summary != first.summary:
-        shown.append({"rule": other.rule, "summary": other.summary, "input_line": other.facts.get("input_line"),
-                      "location": None})
+    _show_variant(first, other)
+
+
+def _show_variant(first: Diagnosis, other: Diagnosis) -> None:
+    """other's summary shown under first's where it says something else (other values), a few at most."""
+    shown = first.facts.get("printed_with", [])
+    if len(shown) < MAX_VARIANTS and other.summary != first.summary \
+            and all(part.get("summary") != other.summary for part in shown):
+        first.facts["printed_with"] = [*shown, {"rule": other.rule, "summary": other.summary,
+                                                "input_line": other.facts.get("input_line"), "location": None}]
 
 
 def _numberless(text: str) -> str:

@@ -121,7 +121,8 @@ def unwrapped(head: str) -> str:
     """The paste as it was printed: a markdown quote's marks taken off every line, where each of its lines is quoted (a
     GitHub comment quoting the traceback: "> RuntimeError: ..."); a message copied URL-encoded, with no space or line
     break left ("libtorch_cuda.so:%20undefined%20symbol:%20ncclCommRegister"), decoded; Python's prompt taken off every
-    line where each line has one (no line is the interpreter's output: the prompts were put there by hand)."""
+    line where each line has one (no line is the interpreter's output: the prompts were put there by hand); a log of
+    rich's logging handler read with its wrapped message column joined (rich_log_unwrapped)."""
     stripped = head.strip()
     if "%" in stripped and not any(c.isspace() for c in stripped) and URL_ESCAPE_RE.search(stripped):
         from urllib.parse import unquote
@@ -133,7 +134,52 @@ def unwrapped(head: str) -> str:
             return "\n".join(PROMPT_RE.sub("", line, count=1) for line in lines)
         if all(QUOTE_MARK_RE.match(line) for line in lines if line.strip()):
             return "\n".join(QUOTE_MARK_RE.sub("", line, count=1) for line in lines)
-    return head
+    return rich_log_unwrapped(head)
+
+
+# The first line of a record printed by rich's logging handler: an optional time column ("[11/28/24 13:24:44] ", or
+# spaces where the time repeats), the level padded to 8, the message, and the place it was logged from right-aligned
+# at the end ("batch_handler.py:574")
+RICH_RECORD_RE = lazy_compile(r"^(?P<lead>(?:\[[^\]\n]{4,30}\] | {8,40})?)(?P<level>DEBUG|INFO|WARNING|ERROR|CRITICAL) +"
+                              r"(?P<message>\S.*?) +(?P<path>[\w.<>-]+\.py:\d+) *$")
+
+
+def rich_log_unwrapped(head: str) -> str:
+    """A log printed by rich's handler with each line's words wrapped at the message column's width, the lines under
+    a record's first indented to that column: a wrapped line joined to the one it continues (the next word would not
+    have fitted; a word longer than the column folded), and the logging place column taken off, so that a message
+    reads as one line ("CUDA" over "out of memory. Tried to allocate 3.88 GiB"). Lines the message itself broke stay
+    apart, and so does every line of a paste with no such record."""
+    lines = head.split("\n")
+    out: list[str] = []
+    column = width = 0
+    above = ""  # the text of the line above in the message column, as rich printed it
+    for line in lines:
+        record = RICH_RECORD_RE.match(line)
+        if record is not None and len(record["lead"]) + 9 == record.start("message"):
+            column, width = record.start("message"), record.start("path") - record.start("message") - 1
+            above = record["message"]
+            out.append(line[:record.end("message")])
+        elif column and line.startswith(" " * column) and line[column:column + 1].strip():
+            text = line[column:].rstrip()
+            out[-1] += _rich_joint(above, text, width, column)
+            above = text
+        else:
+            column = 0 if line[:column].strip() or not line.strip() else column
+            above = line[column:].rstrip()
+            out.append(line.rstrip() if column else line)
+    return "\n".join(out) if len(out) < len(lines) else head
+
+
+def _rich_joint(above: str, text: str, width: int, column: int) -> str:
+    """`text`, a line under a rich record's first at its message column, as it joins the line above: as it was where
+    a word that filled the whole column was folded; with the space the wrap took where its first word would not have
+    fitted on the line above; on a line of its own, where the message broke the line itself."""
+    if len(above) >= width and " " not in above.strip():
+        return text
+    if len(above) + 1 + len(text.split(" ", 1)[0]) > width:
+        return " " + text
+    return "\n" + " " * column + text
 
 
 def _logged_place(text: str, rule_id: str | None) -> tuple[str, str]:

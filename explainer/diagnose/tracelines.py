@@ -144,6 +144,8 @@ class TracebackReader:
             if self.recent and self.recent[-1][1] == self.previous.strip() and CALL_LINE_RE.match(self.previous):
                 # ... from the code line of its first frame ("loss_D.backward()"): the statement, in a frame of no file
                 self.frames.append(Frame("", 0, code=self.previous.strip()))
+        elif frame is None and not self.in_traceback and ARROW_RE.match(seen.line) and "-" in seen.line.split(">", 1)[0]:
+            self.in_traceback, self.frames = True, []  # IPython's arrow atop a paste that kept only a cell's lines
         if self.in_traceback and seen.header is None:
             return self._traceback_line(seen, frame)
         return False

@@ -64,6 +64,56 @@ def _live(call) -> str:
     return f"{type(error).__name__}: {error}"
 
 
+def _script_full_like_with_a_grad_tensor() -> None:
+    @torch.jit.script
+    def filled(x: torch.Tensor, v: torch.Tensor):
+        return torch.full_like(x, v)  # v is converted to a Scalar at run time: it must not require grad
+
+    filled(torch.zeros(2), torch.tensor(1.0, requires_grad=True))
+
+
+def _ddp_wrapped_linear_generate() -> str:
+    """The AttributeError a real DDP wrapper (gloo, one CPU process) raises for a method only the model has."""
+    import socket
+    import sys
+
+    import torch.distributed as dist
+
+    with socket.socket() as probe:  # a free local port for the one-process store
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    saved_hook = sys.excepthook  # init_process_group puts its own "[rank0]: " hook there, left after destroy
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))
+        return _live(lambda: model.generate)
+    finally:
+        dist.destroy_process_group()
+        sys.excepthook = saved_hook
+
+
+def _python_315_check() -> str:
+    """torch's own check_if_dynamo_supported(), run as if on Python 3.15 (sys.version_info patched)."""
+    import sys
+    from unittest import mock
+
+    from torch._dynamo.eval_frame import check_if_dynamo_supported
+
+    with mock.patch.object(sys, "version_info", (3, 15, 0, "final", 0)):
+        return _live(check_if_dynamo_supported)
+
+
+def _main_unpickles_a_missing_class() -> str:
+    """The last line of a real traceback: a script, run as __main__, unpickles a `__main__.Net` it does not define."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", "import pickle\npickle.loads(b'c__main__\\nNet\\n.')"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0, done.stdout
+    return done.stderr.strip().splitlines()[-1]
+
+
 def _pickle_open_file():
     import pickle
     import tempfile
@@ -118,9 +168,8 @@ def test_vmap_randomness():
 @pytest.mark.parametrize("message, rule, values", [
     # https://github.com/pytorch/pytorch/issues/164119
     (corpus_message("r23_a.yaml#57"), "compile.recompile_limit", ["recompile_limit (1)", "`fn`", "_test_recompile1.py:14"]),
-    ("OSError: [WinError 126] The specified module could not be found. Error loading "
-     "\"C:\\Python311\\Lib\\site-packages\\torch\\lib\\c10.dll\" or one of its dependencies.",
-     "other.dll_load_failed", ["WinError 126", "c10.dll"]),
+    # https://github.com/modelscope/FunClip/issues/105
+    (corpus_message("data_dist.yaml#136"), "other.dll_load_failed", ["WinError 126", "fbgemm.dll"]),
     # https://github.com/rusty1s/pytorch_scatter/issues/248
     (corpus_message("r13_b.yaml#30"), "other.undefined_symbol", ["_scatter_cuda.so", "_ZNK3c107SymBool10guard_boolEPKcl",
                                                                  "extension"]),
@@ -135,13 +184,15 @@ def test_vmap_randomness():
     (_live(_pickle_open_file), "other.pickle_unpicklable", ["`_io.TextIOWrapper`", "open file"]),
     (_live(lambda: bool(torch.tensor([]))), "other.tensor_bool_ambiguous", ["empty tensor"]),
     (_live(_BufferBeforeInit), "other.module_assign_before_init", ["buffer", "super().__init__()"]),
-    ("ValueError: Precision 'fp16' is invalid. Allowed precision values: ('transformer-engine', '16-true', '16-mixed', "
-     "'bf16-true', 'bf16-mixed', '32-true', '64-true', 64, 32, 16, '64', '32', '16', 'bf16')",
-     "other.lightning_precision_invalid", ["does not know `precision='fp16'`", "'16-mixed'"]),
-    ("MisconfigurationException: Precision 'bf16-mixed' is invalid.", "other.lightning_precision_invalid",
+    # verbatim from https://github.com/Lightning-AI/litgpt/issues/241 (the error line of its traceback)
+    ("ValueError: Precision 'bf16-true' is invalid. Allowed precision values: ('16-mixed', 'bf16-mixed', '32-true', "
+     "'64-true', 64, 32, 16, '64', '32', '16', 'bf16')",
+     "other.lightning_precision_invalid", ["does not know `precision='bf16-true'`", "'16-mixed'"]),
+    # https://github.com/simchowitzlabpublic/nano-world-model/pull/17
+    (corpus_message("r4_b.yaml#93"), "other.lightning_precision_invalid",
      ["'bf16-mixed'", "older than 2.0"]),
-    ("main.py: error: 'Configuration check failed :: No action for destination key \"trainer.num_processes\" to check its value.'",
-     "other.lightning_cli_unknown_key", ["`trainer.num_processes`", "`num_processes`"]),
+    # https://github.com/dasayan05/chirodiff/issues/1
+    (corpus_message("r10_b.yaml#9"), "other.lightning_cli_unknown_key", ["`trainer.process_position`", "`process_position`"]),
 ])
 def test_message_only_summaries_name_the_values(message, rule, values):
     assert_names(explain_text(message), rule, values)
@@ -152,7 +203,8 @@ def test_message_only_summaries_name_the_values(message, rule, values):
     "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
     "ImportError: /usr/lib/libcusparse.so.12: undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12",
     "ValueError: The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()",
-    "AttributeError: Can't get attribute 'Net' on <module '__main__' (built-in)>",
+    # raised live: a `python -c` script unpickling a class its __main__ does not define
+    _main_unpickles_a_missing_class(),
 ])
 def test_near_misses_stay_with_no_compile_or_other_rule(message):
     rule = explain_text(message).rule
@@ -160,7 +212,10 @@ def test_near_misses_stay_with_no_compile_or_other_rule(message):
 
 
 def test_ddps_wrapper_without_the_models_method_says_model_module():
-    diagnosis = explain_text("AttributeError: 'DistributedDataParallel' object has no attribute 'generate'")
+    # raised live: a real DistributedDataParallel (gloo, world_size=1) asked for its model's `generate`
+    message = _ddp_wrapped_linear_generate()
+    assert message == "AttributeError: 'DistributedDataParallel' object has no attribute 'generate'"
+    diagnosis = explain_text(message)
     assert diagnosis.rule == "other.object_has_no_attribute"
     assert "DistributedDataParallel wrapper" in diagnosis.summary
     assert any("`model.module.generate`" in fix for fix in diagnosis.fixes)
@@ -223,10 +278,8 @@ def test_export_with_a_bare_tensor_asks_for_a_tuple():
     ("AssertionError: libcuda.so cannot found!\nPossible files are located at ['/lib/x86_64-linux-gnu/libcuda.so.1']."
      "Please create a symlink of libcuda.so to any of the file.",
      "compile.libcuda_missing", ["libcuda.so", "/lib/x86_64-linux-gnu/libcuda.so.1"]),
-    ("torch.fx.experimental.symbolic_shapes.ConstraintViolationError: Constraints violated (L['x'].size()[0])! "
-     "For more information, run with TORCH_LOGS=\"+dynamic\".\n  - You marked L['x'].size()[0] as dynamic but your "
-     "code specialized it to be a constant (5). Either remove the mark_dynamic or use a less strict API.",
-     "compile.export_constraints", ["L['x'].size()[0]", "constant (5)"]),
+    # https://github.com/pytorch/pytorch/pull/152924
+    (corpus_message("compile2.yaml#4"), "compile.export_constraints", ["L['x'].size()[0]", "constant (5)"]),
     # https://github.com/wenet-e2e/wespeaker/issues/422
     (corpus_message("compile2.yaml#16"), "compile.torchscript_value_type", ["`input`", "Optional[Tensor]", "self.tcm(x)"]),
     # https://github.com/pytorch/pytorch/issues/55312
@@ -253,22 +306,21 @@ def test_new_compile_wordings_name_their_values(message, rule, values):
      "compile.data_dependent", ["aten._local_scalar_dense.default", ".item()", "DataDependentOutputException"]),
     (_fake_tensor_error(lambda: torch.nonzero(torch.randn(3))),
      "compile.data_dependent", ["aten.nonzero.default", "output shape"]),
-    ("KeyError: 'source\\n\\nSet torch._dynamo.config.verbose=True for more information\\n\\n'",
-     "compile.dynamo_internal_error", ["KeyError: 'source'"]),
-    ("torch._dynamo.exc.TorchRuntimeError: RuntimeError when making fake tensor call\n  Explanation: Dynamo failed to run FX node "
-     "with fake tensors: call_function <built-in function linear>(*(FakeTensor(..., size=(2, 5)), FakeTensor(..., size=(4, 3)), None),",
-     "compile.fake_tensor_failed", ["`linear`", "size=(4, 3)", "cut off", "in_features"]),
-    ("RuntimeError: Python 3.12+ not yet supported for torch.compile",
-     "compile.python_unsupported", ["Python 3.12+", "check_if_dynamo_supported"]),
-    ("RuntimeError: torch.compile is not supported on Python 3.15+",
-     "compile.python_unsupported", ["Python 3.15+"]),
+    # https://github.com/pytorch/torchdynamo/issues/1953
+    (corpus_message("modern.yaml#1"), "compile.dynamo_internal_error", ["KeyError: 'source'"]),
+    # https://github.com/BobJohnson24/ComfyUI-INT8-Fast/issues/63 (a paste cut after the call's arguments)
+    (corpus_message("modern.yaml#63"), "compile.fake_tensor_failed", ["`linear`", "size=(4096, 3072)", "cut off", "in_features"]),
+    # https://github.com/pytorch/pytorch/issues/120233
+    (corpus_message("r9_b.yaml#60"), "compile.python_unsupported", ["Python 3.12+", "check_if_dynamo_supported"]),
+    # raised live: torch's check_if_dynamo_supported() with sys.version_info patched to 3.15
+    (_python_315_check(), "compile.python_unsupported", ["Python 3.15+"]),
     ("RuntimeError: hi() expected value of type Tensor for argument 'x' in position 0, but instead got value of type int.",
      "compile.torchscript_value_type", ["`hi()`", "`x`", "Tensor", "int"]),
     # raised live: torch.jit.script of torch.sum with a Tensor dim
     (_live(_script_sum_with_a_tensor_dim), "compile.torchscript_value_type",
      ["`aten::sum`", "dim_IntList", "`dim`", "List[int]", "Tensor"]),
-    ("RuntimeError: Cannot input a tensor that requires grad as a scalar argument",
-     "compile.torchscript_scalar_argument", ["requires grad", "scalar argument"]),
+    # raised live: a scripted torch.full_like given a fill value that requires grad
+    (_live(_script_full_like_with_a_grad_tensor), "compile.torchscript_scalar_argument", ["requires grad", "scalar argument"]),
 ])
 def test_compile_wordings_from_the_corpus_name_their_values(message, rule, values):
     assert_names(explain_text(message), rule, values)
@@ -357,8 +409,9 @@ def test_torchscript_return_type_names_both_types_and_the_return():
      "compile.onnx_unsupported_operator", ["`uniform`", "opset 12"]),
     ("torch.onnx.symbolic_registry.UnsupportedOperatorError: Exporting the operator prim::DictConstruct to ONNX opset "
      "version 14 is not supported.", "compile.onnx_unsupported_operator", ["`prim::DictConstruct`", "dict"]),
-    ("RuntimeError: ONNX export failed on ATen operator upsample_bilinear2d because "
-     "torch.onnx.symbolic_opset9.upsample_bilinear2d does not exist",
+    # verbatim from https://github.com/pytorch/pytorch/issues/25515 (the warning line above its traceback)
+    ("/export/liuxiao/local/anaconda3/lib/python3.7/site-packages/torch/onnx/utils.py:562: UserWarning: ONNX export "
+     "failed on ATen operator upsample_bilinear2d because torch.onnx.symbolic_opset9.upsample_bilinear2d does not exist",
      "compile.onnx_unsupported_operator", ["`upsample_bilinear2d`", "opset 9"]),
     ("ValueError: Unsupported ONNX opset version: 16", "compile.onnx_unsupported_opset", ["opset_version=16"]),
     ('Expected a default value of type Tensor on parameter "pos"', "compile.torchscript_default_value_type",
@@ -437,9 +490,8 @@ def test_round5_other_wordings_name_their_values(message, rule, values):
     ("torch.onnx.OnnxExporterError: Failed to export the model to ONNX. Generating SARIF report at "
      "'report_dynamo_export.sarif'. SARIF is a standard format", "compile.onnx_export_failed",
      ["OnnxExporterError", "'report_dynamo_export.sarif'", "dynamo_export"]),
-    ("TorchExportError: Failed to export the model with torch.export. This is step\n1/3 of exporting the model to ONNX. "
-     "Next steps:\n\n## Exception summary\n\n<class 'KeyError'>: 'getpwuid(): uid not found: 501'",
-     "compile.onnx_export_failed", ["step 1/3", "TorchExportError", "'getpwuid(): uid not found: 501'"]),
+    # https://github.com/pasteurlabs/tesseract-core/issues/425
+    (corpus_message("r5_b.yaml#100"), "compile.onnx_export_failed", ["step 1/3", "TorchExportError", "'getpwuid(): uid not found: 501'"]),
     ("skipping cudagraphs due to mutated inputs (2 instances)", "compile.cudagraphs_skipped",
      ["mutated inputs", "2 instances"]),
     ("RuntimeError: Detected 6 tensor(s) in the cudagraph pool not tracked as outputs.\n"
@@ -461,7 +513,7 @@ def test_round5_compile_wordings_name_their_values(message, rule, values):
 
 @pytest.mark.parametrize("message", [
     "ImportError: cannot import name 'nn' from 'torch' (unknown location)",
-    "AttributeError: 'NoneType' object has no attribute 'module'",
+    _live(lambda: None.module),  # raised live: an attribute looked up on None
     "AttributeError: module 'torch._C' has no attribute '_cuda_setDevice'",
 ])
 def test_round5_near_misses_are_not_claimed(message):

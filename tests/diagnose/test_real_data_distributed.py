@@ -296,8 +296,10 @@ def test_distributed_wordings_from_the_corpus_name_their_values(message, rule, n
 
 
 def test_nccl_last_error_is_not_read_from_the_exception_trailer():
-    d = explain_text("NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.25.1\n"
-                     "ncclSystemError: System call failed.\nLast error:\n\nException raised from checkForNCCLErrorsInternal")
+    # https://github.com/pytorch/pytorch/issues/149984: an empty "Last error:" followed by the C++ trailer
+    message = corpus_message("dist2.yaml#27")
+    assert "Last error:\n\nException raised from checkForNCCLErrorsInternal" in message
+    d = explain_text(message)
     assert d.rule == "distributed.nccl_error" and "last_error" not in d.facts
 
 
@@ -395,9 +397,8 @@ def test_nccl_backend_in_a_build_without_nccl_points_to_gloo():
      "server socket has failed to bind to [::]:98 (errno: 13 - Permission denied). The server socket has failed to "
      "bind to 0.0.0.0:98 (errno: 13 - Permission denied).",
      "distributed.store_bind_failed", ("[::]:98", "errno: 13 - Permission denied", "below 1024")),
-    ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: "
-     "80, useIpv6: 0, code: -13, name: EACCES, message: permission denied",
-     "distributed.store_bind_failed", ("80", "EACCES", "code -13")),
+    # https://github.com/pytorch/pytorch/pull/130797
+    (corpus_message("r9_b.yaml#92"), "distributed.store_bind_failed", ("port 1", "EACCES", "code -13", "below 1024")),
     ("[W socket.cpp:436] [c10d] The server socket has failed to bind to activate.adobe.com:10086 (system error: 10048 - "
      "通常每个套接字地址(协议/网络地址/端口)只允许使用一次。).", "distributed.address_in_use", ("10086", "system error: 10048")),
     ("[W socket.cpp:697] [c10d] The client socket has failed to connect to [WIN-57PDHSNQNT2]:28133 (system error: "
@@ -470,10 +471,12 @@ def test_ddp_around_a_frozen_model_says_nothing_requires_grad():
      "by key '0', but store->get('0') got error: Socket Timeout\nException raised from recvBytes at "
      "../torch/csrc/distributed/c10d/Utils.hpp:580 (most recent call first):",
      "distributed.nccl_unique_id_store", ("Rank 2", "Socket Timeout", "'0'")),
-    # https://github.com/hiyouga/LlamaFactory/issues/2470 (one rank's line, without its "gpu004: " prefix)
-    ("RuntimeError: [14] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value "
-     "store by key '0', but store->get('0') got error: Connection reset by peer. This may indicate a possible "
-     "application crash on rank 0 or a network set up issue.",
+    # https://github.com/hiyouga/LlamaFactory/issues/2470 (an excerpt, verbatim: a node's last frame and its error, pdsh's
+    # "gpu004: " before each line)
+    ("gpu004:   File \"/data/vayu/miniconda3/envs/etuning2/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py\", "
+     "line 3696, in barrier\ngpu004:     work = default_pg.barrier(opts=opts)\ngpu004: RuntimeError: [14] is setting up "
+     "NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got "
+     "error: Connection reset by peer. This may indicate a possible application crash on rank 0 or a network set up issue.",
      "distributed.nccl_unique_id_store", ("Rank 14", "Connection reset by peer", "crashed")),
     ("RuntimeError: DDP expects same model across all ranks, but Rank 5 has 128 params, while rank 0 has inconsistent "
      "1506656875 params.", "distributed.ddp_model_mismatch", ("128", "1506656875", "not at the same point")),

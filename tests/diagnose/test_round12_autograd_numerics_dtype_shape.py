@@ -48,6 +48,7 @@ FAIRSEQ_OVERFLOW = (
     "| WARNING: overflow detected, setting loss scale to: 0.0001220703125")
 
 APEX_OVERFLOW_TINY = (
+    # an excerpt, verbatim, of the corpus entry r12_b.yaml#63 (https://github.com/NVIDIA/apex/issues/715)
     "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 1.4582244039112795e-303\n"
     "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 2.916448807822559e-303\n"
     "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 3.645561009778199e-304")
@@ -74,6 +75,8 @@ RNN_NAMEERROR = (
     "NameError: name 'fn' is not defined")
 
 COMFY_LORA = (
+    # an excerpt, verbatim, of r12_b.yaml#48
+    # (https://github.com/xmarre/ComfyUI-DoRA-Dynamic-LoRA-Loader/issues/24)
     "ERROR lora diffusion_model.single_blocks.4.linear2.weight mat1 and mat2 shapes cannot be multiplied "
     "(32x24576 and 6144x32)\n"
     "ERROR lora diffusion_model.single_blocks.39.linear2.weight mat1 and mat2 shapes cannot be multiplied "
@@ -83,8 +86,12 @@ CASES = [
     # the generic kernel wording: no operation claimed unless the paste shows it
     ("RuntimeError: expected scalar type Double but found Float", "dtype.kernel_scalar_type",
      ["Double", "Float", "does not name the operation", "NumPy"]),
+    # an excerpt, verbatim, of dtype_autograd.yaml#163
+    # (https://github.com/robometer/robometer/issues/38)
     ("runtimeerror: expected scalar type BFloat16 but found Float", "dtype.kernel_scalar_type",
      ["BFloat16", "Float", "Half precision"]),
+    # an excerpt, verbatim, of r12_a.yaml#7
+    # (https://github.com/sipie800/ComfyUI-PuLID-Flux-Enhanced/issues/47)
     ("!!! Exception during processing !!! expected scalar type Half but found BFloat16", "dtype.kernel_scalar_type",
      ["Half", "BFloat16"]),
     (GROUP_NORM_GLUED, "dtype.kernel_scalar_type", ["torch.group_norm", "BFloat16", "Float"]),

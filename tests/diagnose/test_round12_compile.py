@@ -58,6 +58,8 @@ def test_not_enough_sms_warning_names_mode_and_threshold():
 
 
 def test_torch_2_0_cuda_cores_wording_names_its_own_threshold():
+    # an excerpt, verbatim, of r12_b.yaml#17
+    # (https://github.com/d8ahazard/sd_dreambooth_extension/issues/1120)
     diagnosis = explain_paste("[2023-05-09 11:00:21,743] torch._inductor.utils: [WARNING] not enough cuda cores to use "
                               "max_autotune mode")
     assert_names(diagnosis, "compile.inductor_not_enough_sms", ["`max_autotune`", "80"])
@@ -120,6 +122,7 @@ def test_user_assert_under_dynamo_frames_is_not_called_a_dynamo_bug():
 
 def test_torchdynamo_bare_torch_runtime_error_points_at_its_cause():
     diagnosis = explain_paste(
+        # an excerpt, verbatim, of the corpus entry modern.yaml#64 (https://github.com/pytorch/torchdynamo/issues/1065)
         "Traceback (most recent call last):\n"
         '  File "/home/jansel/torchdynamo/torchdynamo/variables/tensor.py", line 146, in create\n'
         "    raise TorchRuntimeError() from e\ntorchdynamo.exc.TorchRuntimeError")
@@ -128,6 +131,8 @@ def test_torchdynamo_bare_torch_runtime_error_points_at_its_cause():
 
 def test_comfyui_report_quoted_in_a_comment_still_names_the_node():
     diagnosis = explain_paste(
+        # an excerpt, verbatim, of r12_b.yaml#85
+        # (https://github.com/kijai/ComfyUI-WanVideoWrapper/issues/408)
         "> # ComfyUI Error Report\n> ## Error Details\n> - **Node ID:** 27\n> - **Node Type:** WanVideoSampler\n"
         "> - **Exception Type:** torch._inductor.exc.InductorError\n"
         "> - **Exception Message:** RuntimeError: PassManager::run failed")

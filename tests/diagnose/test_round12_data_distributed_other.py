@@ -72,6 +72,8 @@ def test_q_scale_of_a_float_tensor_from_a_live_call():
 
 PASTED = [
     # other.input_not_contiguous: an extension's CHECK_CONTIGUOUS, its AT_ASSERTM form, torch 0.4's own check
+    # an excerpt, verbatim, of runbooks/other/input_not_contiguous.md example #2
+    # (https://github.com/ClementPinard/FlowNetPytorch/issues/116)
     ("RuntimeError: input1 must be contiguous", "other.input_not_contiguous", ["`input1` must be contiguous"]),
     ("> RuntimeError: input.is_contiguous() INTERNAL ASSERT FAILED at \"shift_cuda.cpp\":21, please report a bug to "
      "PyTorch. input must be contiguous", "other.input_not_contiguous",
@@ -79,6 +81,7 @@ PASTED = [
     ("RuntimeError: Expected contiguous tensor, but got non-contiguous tensor for argument #1 'input' (while checking "
      "arguments for cudnn_batch_norm)", "other.input_not_contiguous", ["`cudnn_batch_norm`", "#1 'input'"]),
     # other.pypi_placeholder_package
+    # an excerpt, verbatim, of the corpus entry r12_a.yaml#77 (https://github.com/pytorch/pytorch/issues/707)
     ("Collecting pytorch\n  Using cached pytorch-0.1.tar.gz\n    Complete output from command python setup.py egg_info:\n"
      "    Traceback (most recent call last):\n      File \"<string>\", line 1, in <module>\n      File \"/private/var/"
      "folders/d8/8mxqq9894596k_kkx5n4vrjw0000gn/T/pip-build-h08vn10j/pytorch/setup.py\", line 12, in <module>\n"
@@ -93,6 +96,8 @@ PASTED = [
     ("  File \"/home/lcc/anaconda2/lib/python2.7/site-packages/torch/__init__.py\", line 158, in <module>\n"
      "    class DoubleTensor(_C.DoubleTensorBase, _TensorBase):\nAttributeError: 'module' object has no attribute "
      "'DoubleTensorBase'", "other.torch_install_mixed", ["`torch._C.DoubleTensorBase`", "Python 2", "different releases"]),
+    # an excerpt, verbatim, of runbooks/other/torch_install_mixed.md example #2
+    # (https://github.com/pytorch/pytorch/issues/8088)
     ("AttributeError: module 'torch._C' has no attribute '_TensorBase'", "other.torch_install_mixed",
      ["`torch._C._TensorBase`"]),
     # other.pyg_extension_torch_version, other.domain_library_cuda_mismatch (torchvision 0.16+: "CUDA major versions")
@@ -102,6 +107,7 @@ PASTED = [
      "has CUDA Version=12.1 and torchvision has CUDA Version=11.8. Please reinstall the torchvision that matches your "
      "PyTorch install.", "other.domain_library_cuda_mismatch", ["CUDA 12.1", "torchvision with CUDA 11.8"]),
     # other.native_heap_corruption: glibc's check with the shell's report, and old glibc's "*** Error in `python'"
+    # an excerpt, verbatim, of the corpus entry r12_b.yaml#18 (https://github.com/pytorch/pytorch/issues/5876)
     ("$ python3 x.py \n0.3.1\nfree(): invalid pointer\nfish: “python3 x.py” terminated by signal SIGABRT (Abort)",
      "other.native_heap_corruption", ["`free(): invalid pointer`", "SIGABRT", "import order"]),
     ("*** Error in `/usr/bin/python2.7': free(): invalid pointer: 0x00007f801fcdbb80 ***",

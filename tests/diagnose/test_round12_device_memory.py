@@ -15,7 +15,7 @@ from explainer.cli.explain import explain_stream
 
 from conftest import assert_names, explain_fixture, explain_paste, raised, said
 
-# MIOpen's lines of https://github.com/ryujaehun/pytorch-gpu-benchmark/issues/19 (r12_b.yaml#53), verbatim
+# an excerpt, verbatim (MIOpen's lines), of https://github.com/ryujaehun/pytorch-gpu-benchmark/issues/19 (r12_b.yaml#53)
 MIOPEN_BLOCK = (
     "MIOpen(HIP): Warning [SQLiteBase] Unable to read system database file:/opt/rocm/miopen/share/miopen/db/"
     "gfx900_64.kdb Performance may degrade\n"
@@ -51,20 +51,25 @@ MIOPEN_BLOCK = (
     ("THCudaCheck FAIL file=c:\\programdata\\miniconda3\\conda-bld\\pytorch_1533090265711\\work\\aten\\src\\thc\\"
      "THCReduceAll.cuh line=317 error=77 : an illegal memory access was encountered", "device.illegal_memory_access",
      ["error=77", "THCReduceAll.cuh:317", "cudaErrorIllegalAddress"]),
+    # an excerpt, verbatim, of r12_b.yaml#45
+    # (https://github.com/nerfstudio-project/nerfstudio/issues/2437)
     ("terminate called after throwing an instance of 'std::runtime_error'\n  what():  /tmp/pip-req-build-410_teg0/"
      "include/tiny-cuda-nn/multi_stream.h:83 cudaEventRecord(m_event, m_stream) failed with error an illegal memory "
      "access was encountered\nAborted (core dumped)", "device.illegal_memory_access",
      ["`cudaEventRecord(m_event, m_stream)`", "multi_stream.h:83"]),
     # the values as the messages spell them
+    # an excerpt, verbatim, of the corpus entry r12_b.yaml#25 (https://github.com/Lightricks/LTX-Video/issues/64)
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 24.00 GiB "
      "of which 0 bytes is free. Of the allocated memory 22.89 GiB is allocated by PyTorch, and 355.13 MiB is reserved by "
      "PyTorch but unallocated.", "memory.cuda_oom", ["0 bytes is free", "64.00 MiB", "24.00 GiB"]),
+    # an excerpt, verbatim, of the corpus entry r12_b.yaml#91 (https://github.com/gensyn-ai/rl-swarm/issues/299)
     ("ValueError: Your setup doesn't support bf16/gpu.", "device.bf16_gpu_capability", ["bf16/gpu", "fp16"]),
     ('  File "/opt/conda/lib/python3.7/site-packages/torch_scatter/scatter.py", line 65, in scatter_min\n'
      "    return torch.ops.torch_scatter.scatter_min(src, index, dim, out, dim_size)\n"
      "RuntimeError: Not compiled with CUDA support", "other.extension_not_compiled_gpu",
      ["Not compiled with CUDA support"]),
     # legacy type constructors: a tensor on another device, device= on a CPU constructor (torch 1.8+ and 1.0-1.7)
+    # an excerpt, verbatim, of the corpus entry r12_b.yaml#38 (https://github.com/idiap/coqui-ai-TTS/issues/234)
     ('    y = torch.FloatTensor(audio_ref)\nTypeError: expected TensorOptions(dtype=float, device=cpu, layout=Strided, '
      "requires_grad=false (default), pinned_memory=false (default), memory_format=(nullopt)) (got TensorOptions("
      "dtype=float, device=cuda:0, layout=Strided, requires_grad=false (default), pinned_memory=false (default), "
@@ -85,6 +90,7 @@ MIOPEN_BLOCK = (
      ["`MIOpenIm2d2Col.cl`", "gfx900", "INVALID_ARGUMENT (2)"]),
     ("RuntimeError: miopenStatusUnknownError", "device.miopen_error", ["miopenStatusUnknownError", "MIOpen Error:"]),
     # one rule for a quantized model's .to/.cuda, all wordings (category `other`)
+    # an excerpt, verbatim, of the corpus entry r7_a.yaml#32 (https://github.com/TTPlanetPig/Comfyui_JC2/issues/26)
     ("Error loading models: `.to` is not supported for `4-bit` or `8-bit` bitsandbytes models. Please use the model as "
      "it is, since the model has already been set to the correct devices and casted to the correct `dtype`.",
      "other.quantized_model_move", ["`.to()`", "`4-bit` or `8-bit` bitsandbytes models"]),
@@ -113,6 +119,7 @@ def test_round12_messages_are_explained_with_their_values(message, rule, values)
     ('OSError: [WinError 126] The specified module could not be found. Error loading "C:\\Users\\username\\AppData\\'
      'Local\\Programs\\Python\\Python312\\Lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its dependencies.',
      "memory.windows_paging_file"),
+    # an excerpt, verbatim, of the corpus entry r8_a.yaml#1 (https://github.com/ultralytics/ultralytics/issues/9476)
     ('OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading '
      '"D:\\Anaconda\\envs\\yolov8_custom\\Lib\\site-packages\\torch\\lib\\torch_python.dll" or one of its dependencies.',
      "other.dll_load_failed"),

@@ -40,10 +40,13 @@ BEIT_GRAD_AVG_NAN = (  # https://github.com/microsoft/unilm/issues/598
     "time: 0.4944  data: 0.0001  max mem: 19152")
 
 GLM_GRAD_NAN = (  # https://github.com/zai-org/GLM-4/issues/174
+    # an excerpt, verbatim, of the corpus entry r13_a.yaml#98 (https://github.com/zai-org/GLM-4/issues/174)
     "{'loss': 0.1459, 'grad_norm': 5.28125, 'learning_rate': 0.000261, 'epoch': 5.36}\n"
     "{'loss': 0.2096, 'grad_norm': nan, 'learning_rate': 0.00026000000000000003, 'epoch': 5.38}")
 
 OFA_FAIRSEQ_OVERFLOW = (  # https://github.com/OFA-Sys/OFA/issues/108
+    # an excerpt, verbatim, of runbooks/numerics/amp_overflow_skip.md example #11
+    # (https://github.com/OFA-Sys/OFA/issues/108)
     "2022-05-16 22:34:05 - trainer.py[line:945] - INFO: NOTE: gradient overflow detected, ignoring gradient, setting "
     "loss scale to: 64.0\n"
     "2022-05-16 22:34:07 - trainer.py[line:945] - INFO: NOTE: gradient overflow detected, ignoring gradient, setting "
@@ -67,6 +70,8 @@ THNN_NLL = (  # https://github.com/pytorch/pytorch/issues/1258
     "[torch.FloatTensor weights or None], torch.FloatTensor total_weight)")
 
 TCNN_INPUT_DIMS = (  # https://github.com/nerfstudio-project/nerfstudio/issues/843
+    # an excerpt, verbatim, of r13_b.yaml#18
+    # (https://github.com/nerfstudio-project/nerfstudio/issues/843)
     '  File "/root/anaconda3/envs/nerfstudio/lib/python3.8/site-packages/tinycudann/modules.py", line 57, in forward\n'
     "    native_ctx, output = native_tcnn_module.fwd(input, params)\n"
     "RuntimeError: /tiny-cuda-nn/bindings/torch/tinycudann/bindings.cpp:88 check failed input.size(1) == "

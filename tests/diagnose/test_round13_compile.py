@@ -84,6 +84,8 @@ def test_torchaudio_class_missing_at_jit_load_names_the_class_and_torchaudio():
 
 def test_torch_tensorrt_engine_unknown_at_load_says_import_torch_tensorrt():
     diagnosis = explain_paste(
+        # an excerpt, verbatim, of runbooks/compile/jit_custom_class_missing.md example #3
+        # (https://github.com/pytorch/TensorRT/issues/632)
         "terminate called after throwing an instance of 'torch::jit::ErrorReport'\n  what():  \n"
         "Unknown type name '__torch__.torch.classes.tensorrt.Engine':\n"
         'Serialized   File "code/__torch__/models/backbone.py", line 4\n  __parameters__ = []\n  __buffers__ = []\n'
@@ -165,6 +167,8 @@ def test_inductor_frames_under_backend_compiler_failed_name_the_function():
 
 @pytest.mark.parametrize("text, rule", [
     ("torch._inductor.exc.InductorError: RuntimeError: Compiler: cl is not found.", "compile.cxx_compiler_missing"),
+    # an excerpt, verbatim, of r3_compile_dtype.yaml#3
+    # (https://github.com/pytorch/pytorch/issues/103587)
     ("torch._inductor.exc.LoweringException: AssertionError: Found <class 'sympy.core.relational.Unequality'>, which is "
      "not a supported top level IR node. See [Note: Inductor IR]\n  target: <built-in function ne>", "compile.inductor_lowering"),
 ])
@@ -184,6 +188,7 @@ def test_windows_cache_rename_names_the_winerror():
 
 def test_scripted_dataparallel_names_its_forward_and_says_script_the_inner_module():
     diagnosis = explain_paste(
+        # an excerpt, verbatim, of the corpus entry r10_b.yaml#64 (https://github.com/pytorch/pytorch/issues/29637)
         "torch.jit.frontend.NotSupportedError: Compiled functions can't take variable number of arguments or use "
         "keyword-only arguments with defaults:\nat /usr/local/lib/python3.6/dist-packages/torch/nn/parallel/"
         "data_parallel.py:138:32\n    def forward(self, *inputs, **kwargs):\n                                ~~~~~~~ <--- HERE")

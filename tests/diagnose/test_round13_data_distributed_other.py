@@ -95,6 +95,8 @@ PASTED = [
     # the TCPStore made by hand, by torchrun's static rendezvous, and by the env:// handler
     ("Traceback (most recent call last):\n  File \"O:\\test.py\", line 3, in <module>\n    dist.TCPStore(\"localhost\", "
      "51515)\nRuntimeError: unmatched '}' in format string", "distributed.tcpstore_format_string", ["TCPStore", "fmt"]),
+    # an excerpt, verbatim, of runbooks/distributed/tcpstore_format_string.md example #3
+    # (https://github.com/MCG-NJU/EMA-VFI/issues/10)
     ("  File \"C:\\anaconda3\\envs\\tf2.5\\lib\\site-packages\\torch\\distributed\\elastic\\rendezvous\\"
      "static_tcp_rendezvous.py\", line 55, in next_rendezvous\n    self._store = TCPStore(  # type: ignore[call-arg]\n"
      "RuntimeError: unmatched '}' in format string", "distributed.tcpstore_format_string", ["Windows"]),
@@ -110,6 +112,7 @@ PASTED = [
      "extension for tiny-cuda-nn version 1.7 Obtained compute capabilities [86] from environment",
      "other.cuda_home_not_set", ["tiny-cuda-nn 1.7"]),
     # torch.load's frame above the key
+    # an excerpt, verbatim, of the corpus entry r13_a.yaml#52 (https://github.com/arimousa/DDAD/issues/33)
     ("  File \"/usr/local/lib/python3.10/dist-packages/torch/serialization.py\", line 1033, in _legacy_load\n"
      "    magic_number = pickle_module.load(f, **pickle_load_args)\n_pickle.UnpicklingError: invalid load key, '\\x9e'.",
      "data.checkpoint_not_a_checkpoint", ["'\\x9e'"]),

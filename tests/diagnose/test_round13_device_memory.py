@@ -84,6 +84,8 @@ VLLM_TRACEBACK = (  # https://github.com/vllm-project/vllm/pull/5560
     # pytorch-AGNN#5, pytorch-ssd#78)
     ("    return torch.cat([(cxcy[:, :2] - priors_cxcy[:, :2]) / (priors_cxcy[:, 2:] / 10),  # g_c_x, g_c_y\n"
      "RuntimeError: expected device cuda:0 but got device cpu", "device.mismatch", ["cpu and cuda:0"]),
+    # an excerpt, verbatim, of runbooks/device/mismatch.md example #27
+    # (https://github.com/dawnranger/pytorch-AGNN/issues/5)
     ("RuntimeError: expected device cpu but got device cuda:0", "device.mismatch", ["cuda:0 and cpu"]),
     ("RuntimeError: expected device cpu and dtype Float but got device cuda:0 and dtype Float", "device.mismatch",
      ["cuda:0 and cpu"]),
@@ -144,6 +146,8 @@ def test_near_misses_are_not_claimed_by_the_round13_rules(message, not_rule):
 
 def test_tcnn_illegal_memory_access_stays_with_its_own_rule():
     # the CUDA_CHECK_THROW prefix now reads for the runtime-error rule too; the error with its own page keeps it
+    # an excerpt, verbatim, of r10_b.yaml#33
+    # (https://github.com/nerfstudio-project/nerfstudio/issues/1534)
     message = ("terminate called after throwing an instance of 'std::runtime_error'\n  what():  /home/w/nerf/ngp_pl/"
                "tiny-cuda-nn/include/tiny-cuda-nn/multi_stream.h:83 cudaEventRecord(m_event, m_stream) failed with "
                "error an illegal memory access was encountered")

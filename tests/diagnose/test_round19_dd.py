@@ -57,9 +57,8 @@ PASTED_CASES = [
     # next() on the DataLoader itself (pytorch/tutorials#2963)
     ("    X, y = next(dl)\n           ^^^^^^^^\nTypeError: 'DataLoader' object is not an iterator",
      "data.dataloader_iter_next", ["`DataLoader`", "next(iter(loader))"]),
-    # the tutorial's line (neeraj3029/Ne2Ne-Image-Denoising#5)
-    ("/test.py\", line 39, in <module>\n    images, _ = dataiter.next()\nAttributeError: '_SingleProcessDataLoaderIter' "
-     "object has no attribute 'next'", "data.dataloader_iter_next", ["`dataiter.next()`", "`next(dataiter)`"]),
+    # the tutorial's line in a notebook (https://github.com/CompVis/metric-learning-divide-and-conquer/issues/13)
+    (corpus_message("r19_b.yaml#43"), "data.dataloader_iter_next", ["`_SingleProcessDataLoaderIter`", "`next(dataiter)`"]),
     # a modified UNet class with extra attention blocks (haoningwu3639/StoryGen#22)
     ("ValueError: Cannot load <class 'model.unet_2d_condition.UNet2DConditionModel'> from "
      "/home/jay/StoryGen/ckpt/stable-diffusion-v1-5/ because the following keys are missing:\n up_blocks.1.attentions.1."

@@ -52,7 +52,7 @@ def test_megatron_nan_grad_norm_is_named_with_its_iteration_and_loss_scale():
     assert_names(explain_paste(line), "numerics.grad_norm_log", ["grad norm: nan", "5426/  250000", "loss scale: 1.0"])
 
 
-# https://github.com/epfLLM/Megatron-LLM/issues/33 (a line before the nan ones)
+# verbatim from https://github.com/epfLLM/Megatron-LLM/issues/33 (the log line before the nan ones)
 MEGATRON_FINITE = ("iteration     3383/    8000 | consumed samples:       216512 | elapsed time per iteration (ms): 7613.1 |"
                    " learning rate: 6.680E-06 | global batch size:    64 | lm loss: 7.334521E-01 | loss scale: 1.0 |"
                    " grad norm: 0.752 | number of skipped iterations:   0 | number of nan iterations:   0 |")

@@ -113,8 +113,10 @@ ROUND20_RULES = {"data.hf_cant_load_pretrained", "data.pickle_class_identity", "
     # ZeRO-3's end-of-step check: distributed.deepspeed_inflight_params (OpenRLHF/OpenRLHF#312)
     "RuntimeError: still have inflight params [{'id': 723, 'status': 'AVAILABLE', 'numel': 4194304, 'ds_numel': "
     "4194304, 'shape': (512, 8192), 'ds_shape': (512, 8192)",
-    # a module name missing from named_modules() (huggingface/peft#2213): neither a dataset field nor a checkpoint entry
+    # a module name missing from named_modules(): neither a dataset field nor a checkpoint entry (an excerpt, verbatim:
+    # the last frame's code and the error, of https://github.com/huggingface/peft/issues/2213)
     "    safe_module = dict(self.named_modules())[extended_prefix]\n"
+    "                  ~~~~~~~~~~~~~~~~~~~~~~~~~~^^^^^^^^^^^^^^^^^\n"
     "KeyError: 'base_model.model.model.model.layers.14.mlp.down_proj'",
     # a thread lock: other.pickle_unpicklable
     "TypeError: cannot pickle '_thread.RLock' object",

@@ -60,13 +60,11 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
 
 
 PASTED_CASES = [
-    # Horovod 0.9-0.12's wording (horovod/common/operations.cc SHUT_DOWN_ERROR, Status::Aborted)
-    ("RuntimeError: Horovod has been shut down. This has been caused by an exception on one of the rank or an attempt "
-     "to allreduce, allgather or broadcast a tensor after one of the ranks has finished execution.",
-     "distributed.horovod_shut_down", ["allreduce, allgather or broadcast"]),
-    # a Horovod collective's own NCCL call (horovod/common/ops/nccl_operations.cc)
-    ("horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: unhandled system error",
-     "distributed.horovod_nccl_failed", ["`ncclAllReduce`", "'unhandled system error'"]),
+    # https://github.com/microsoft/pai/issues/2730 (a broadcast after another rank left)
+    (corpus_message("r21_b.yaml#97"), "distributed.horovod_shut_down", ["allreduce, allgather or broadcast"]),
+    # a Horovod collective's own NCCL call, verbatim from https://github.com/horovod/horovod/issues/3618
+    ("horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: unhandled cuda error",
+     "distributed.horovod_nccl_failed", ["`ncclAllReduce`", "'unhandled cuda error'"]),
 ]
 
 

@@ -43,16 +43,29 @@ def test_torchscript_interpreter_traceback_is_one_record_with_the_python_frames(
     assert scripted["code"].startswith("return torch.ops.torch_cluster.radius(")
 
 
-def test_the_scripted_place_of_an_interpreter_traceback_is_its_innermost_frame():
+def test_the_scripted_place_of_an_interpreter_traceback_is_its_innermost_frame(tmp_path, monkeypatch):
     # two marked frames, most recent call last: radius_graph (line 118) called radius (line 72), which raised
     scripted = script_source(CORPUS["r21_a.yaml#39"].message)
     assert (scripted["line"], scripted["function"]) == (72, "radius")
-    # a compilation error marks its own line first, then its callers' ("is being compiled since it was called from")
-    compiled = ('Expected a value of type \'Tensor\' for argument \'x\' but instead found type \'int\'.\n'
-                '  File "m.py", line 5, in inner\n    def inner(x):\n        return x.relu()\n'
-                '               ~~~~~~ <--- HERE\n\'inner\' is being compiled since it was called from \'outer\'\n'
-                '  File "m.py", line 9, in outer\n    def outer(y):\n        return inner(y)\n'
-                '               ~~~~~ <--- HERE\n')
+    # a compilation error marks its own line first, then its callers' ("is being compiled since it was called from"):
+    # raised live by torch.jit.script of `outer`, whose callee `inner` (line 5) calls a method an int does not have
+    import importlib
+    import warnings
+
+    import torch
+
+    (tmp_path / "ts_callee_first.py").write_text(
+        "import torch\n\n\ndef inner(x: int):\n    return x.relu()\n\n\ndef outer(y):\n    return inner(y)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("ts_callee_first")
+    monkeypatch.delitem(__import__("sys").modules, "ts_callee_first")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            torch.jit.script(module.outer)
+        except RuntimeError as exc:
+            compiled = str(exc)
+    assert "'inner' is being compiled since it was called from 'outer'" in compiled
     assert script_source(compiled)["line"] == 5
 
 

@@ -93,10 +93,8 @@ NOT_CLAIMED = [
     ("    for k, v in r.items():\nAttributeError: 'list' object has no attribute 'items'", "other.tuple_output_not_tensor"),
     # libGL missing is OpenCV's, not torch's, even next to a torch frame elsewhere
     ("ImportError: libGL.so.1: cannot open shared object file: No such file or directory", "other.shared_library_missing"),
-    # libpython missing under another package's import (onnx's): no torch frame
-    ("  File \"/usr/lib/python3/dist-packages/onnx/__init__.py\", line 11, in <module>\n    from onnx.onnx_cpp2py_export import "
-     "ONNX_ML\nImportError: libpython3.8.so.1.0: cannot open shared object file: No such file or directory",
-     "other.shared_library_missing"),
+    # libpython missing is the Python install's, not torch's (https://github.com/silvery107/rl-mpc-locomotion/issues/19)
+    (corpus("r23_b.yaml#69"), "other.shared_library_missing"),
     # another Hydra project's own interpolation (https://github.com/atnikos/sinc/issues/6)
     ("omegaconf.errors.InterpolationKeyError: Interpolation key 'callback.render.nvids_to_save' not found",
      "other.fairseq_config_interpolation_missing"),

@@ -69,8 +69,13 @@ PASTED_CASES = [
      "correct_crop_centers\n    raise ValueError(\"The size of the proposed random crop ROI is larger than the image "
      "size.\")\nValueError: The size of the proposed random crop ROI is larger than the image size.",
      "data.monai_crop_roi_too_large", ["correct_crop_centers", "utils.py line 439", "spatial_size"]),
-    # SoX: the detected type (pytorch/audio#795) and a file extension (pytorch/audio#318)
+    # SoX: the detected type, verbatim from https://github.com/pytorch/audio/issues/795 (rule data.audio_load_failed's
+    # example), and a file extension (pytorch/audio#318)
     ("formats: no handler for detected file type `vorbis'\nTraceback (most recent call last):\n"
+     "  File \"/workspaces/ml/test4.py\", line 114, in <module>\n"
+     "    waveform, samplerate = torchaudio.load('/workspaces/ml/common_voice_en_20603299.ogg', normalization=True)\n"
+     "  File \"/usr/local/lib/python3.8/dist-packages/torchaudio/__init__.py\", line 76, in load\n"
+     "    return _get_audio_backend_module().load(\n"
      "  File \"/usr/local/lib/python3.8/dist-packages/torchaudio/_sox_backend.py\", line 39, in load\n"
      "    sample_rate = _torch_sox.read_audio_file(\nRuntimeError: Error opening audio file",
      "data.audio_load_failed", ["`vorbis'", "_sox_backend.py, line 39", "libsox-fmt"]),

@@ -38,8 +38,8 @@ def test_corpus_messages_name_their_values(where, rule, values):
 
 # The same families in other threads' words.
 PASTED = [
-    # a pytest summary line (https://github.com/nod-ai/amd-shark-ai/issues/1594)
-    ("FAILED sharktank/tests/models/t5/t5_test.py::T5EncoderIreeTest::testCompareV1_1XxlIreeF32AgainstTorchEagerF32 - "
+    # a pytest summary line, verbatim from https://github.com/nod-ai/amd-shark-ai/issues/1594
+    ("FAILED sharktank/tests/models/t5/t5_test.py::T5EncoderIreeTest::testCompareV1_1XxlIreeBf16AgainstTorchEagerF32 - "
      "ValueError: Due to a serious vulnerability issue in `torch.load`, even with `weights_only=True`, we now require users "
      "to upgrade torch to at least v2.6 in order to use the function. This version restriction does not apply when loading "
      "files with safetensors.\nSee the vulnerability report here https://nvd.nist.gov/vuln/detail/CVE-2025-32434",
@@ -111,7 +111,8 @@ NOT_CLAIMED = [
     (corpus("r14_b.yaml#9"), "other.hf_lazy_import_module_missing"),
     # the message alone, or a subscript that is not an annotation: any class (stanford_alpaca#230)
     ("TypeError: 'type' object is not subscriptable", "other.builtin_generic_old_python"),
-    # torch 1.4's Sampler subscripted with typing's List (https://github.com/pyg-team/pytorch_geometric/issues/5285)
+    # torch 1.4's Sampler subscripted with typing's List, verbatim from
+    # https://github.com/pyg-team/pytorch_geometric/issues/5285
     ('File "/home/data1/yxd/envs/gns/lib/python3.7/site-packages/torch_geometric/loader/dynamic_batch_sampler.py", '
      "line 9, in <module>\n    class DynamicBatchSampler(torch.utils.data.sampler.Sampler[List[int]]):\n"
      "TypeError: 'type' object is not subscriptable", "other.builtin_generic_old_python"),

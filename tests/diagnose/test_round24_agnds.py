@@ -117,9 +117,14 @@ def test_near_misses_stay_with_their_own_rules():
         printed = "".join(traceback.format_exception(exc))
     assert "best = max(scores)" in printed and "ValueError: max() arg is an empty sequence" in printed
     assert "distributed.deepspeed_zero3_empty_param_group" not in _rules(printed)
-    # diffusers' own size check, which names the sizes, keeps its rule
-    assert _rules("ValueError: `height` and `width` have to be divisible by 8 but are 200 and 500.")[:1] == [
-        "shape.diffusers_size_multiple"]
-    # the `x[i]` wording of an index past the end stays with the same rule
-    assert _rules("IndexError: index 14 is out of bounds for dimension 0 with size 14")[:1] == [
-        "shape.index_out_of_bounds"]
+    # diffusers' own size check, which names the sizes, keeps its rule (verbatim from
+    # https://github.com/smthemex/ComfyUI_SVFR/issues/10)
+    assert _rules("!!! Exception during processing !!! `height` and `width` have to be divisible by 8 but are 325 "
+                  "and 325.")[:1] == ["shape.diffusers_size_multiple"]
+    # the `x[i]` wording of an index past the end stays with the same rule (raised live)
+    try:
+        torch.zeros(14)[14]
+    except IndexError as exc:
+        past_the_end = f"IndexError: {exc}"
+    assert past_the_end == "IndexError: index 14 is out of bounds for dimension 0 with size 14"
+    assert _rules(past_the_end)[:1] == ["shape.index_out_of_bounds"]

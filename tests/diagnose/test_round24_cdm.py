@@ -68,7 +68,7 @@ def test_trace_container_output_names_trace_strict():
     # vLLM's EngineDeadError in other servers' logs (vllm#42362)
     ("(APIServer pid=1) ERROR 05-12 01:48:42 [api_router.py:72] vllm.v1.engine.exceptions.EngineDeadError: EngineCore "
      "encountered an issue. See stack trace (above) for the root cause.", "device.vllm_engine_dead", ["EngineDeadError"]),
-    # the backend wording the other way round (MobileNetV3-SSD#5)
+    # the backend wording the other way round, verbatim from https://github.com/shaoshengsong/MobileNetV3-SSD/issues/5
     ("RuntimeError: expected backend CPU and dtype Float but got backend CUDA and dtype Float", "device.mismatch",
      ["backend CPU", "backend CUDA"]),
     # onnxruntime's older "Type Error" wordings of a load-time type inference failure (pytorch#23724, jax2onnx#64)

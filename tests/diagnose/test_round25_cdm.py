@@ -45,8 +45,10 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
     # PJRT's wording when the device named has no plugin (unslothai/unsloth#2006, litert-torch#326)
     ("2025-03-13 15:47:31.039 EET\n*** End stack trace ***\n2025-03-13 15:47:31.039 EET\nUnknown PJRT_DEVICE 'CUDA'",
      "device.xla_not_configured", ["PJRT_DEVICE=CUDA"]),
+    # verbatim from https://github.com/google-ai-edge/litert-torch/issues/326 (rule device.xla_not_configured's example)
     ("RuntimeError: torch_xla/csrc/runtime/pjrt_registry.cc:214 : Check failed: client \n*** Begin stack trace ***\n"
-     "        tsl::CurrentStackTrace()\n*** End stack trace ***\nUnknown PJRT_DEVICE 'CUDA'",
+     "        tsl::CurrentStackTrace()\n        torch_xla::runtime::InitializePjRt(std::string const&)\n"
+     "*** End stack trace ***\nUnknown PJRT_DEVICE 'CUDA'",
      "device.xla_not_configured", ["PJRT_DEVICE=CUDA"]),
     # ComfyUI's wording of the unindexed device (billwuhao/ComfyUI_StepAudioTTS#25)
     ("!!! Exception during processing !!! Expected a torch.device with a specified index or an integer, but got:cuda",
@@ -56,7 +58,11 @@ def test_corpus_message_is_explained_with_its_values(where, rule, values):
      "    from .libpytrtc import *\nImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
      "device.libcuda_not_found", ["`libcuda.so.1`"]),
     # bitsandbytes 0.41's box with the version in the make line (bitsandbytes#676) and 0.35's one-line wording (#917)
-    ("CUDA SETUP: CUDA detection failed! Possible reasons:\n1. CUDA driver not installed\n"
+    # verbatim from https://github.com/bitsandbytes-foundation/bitsandbytes/issues/676 (rule bnb_cuda_setup_failed's example)
+    ("CUDA SETUP: CUDA detection failed! Possible reasons:\n1. You need to manually override the PyTorch CUDA version. "
+     "Please see: \"https://github.com/TimDettmers/bitsandbytes/blob/main/how_to_use_nonpytorch_cuda.md\n"
+     "2. CUDA driver not installed\n3. CUDA not installed\n4. You have multiple conflicting CUDA libraries\n"
+     "5. Required library not pre-compiled for this bitsandbytes release!\n"
      "================================================================================\n\n"
      "CUDA SETUP: Something unexpected happened. Please compile from source:\ngit clone https://github.com/TimDettmers/"
      "bitsandbytes.git\ncd bitsandbytes\nCUDA_VERSION=116 make cuda11x\npython setup.py install\nCUDA SETUP: Setup Failed!",
