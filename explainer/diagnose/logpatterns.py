@@ -67,8 +67,9 @@ PREFIX_RES += [VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE
 # worker's address and its index in the pod)
 XLA_DIST_PREFIX_RE = lazy_compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \d{1,3}(?:\.\d{1,3}){3} \[\d+\](?: |$)")
 # pdsh (DeepSpeed's and other multi-node launchers), on every line a node printed: its address or its host's name,
-# "29.127.65.230: [rank0]: ...", "worker0: ValueError: ..." (a name that ends in its number, no other host name)
-PDSH_PREFIX_RE = lazy_compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|[a-z]+-?\d{1,4}): ")
+# "29.127.65.230: [rank0]: ...", "worker0: ValueError: ..." (a name that ends in its number, no other host name; not
+# pybind11's "arg0: torch.Tensor, ..." of a signature wrapped onto a line of its own)
+PDSH_PREFIX_RE = lazy_compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|(?!arg\d)[a-z]+-?\d{1,4}): ")
 # loguru's default layout: "2026-01-21 19:23:12.066 | ERROR    | __main__:cli_evaluate:348 - message", its place the
 # module, the function and the line (an app's own layout may leave the line out and end the place with a column:
 # "| ERROR    | app.core.registry:load_all_models | message"); the place is kept as a glog prefix's is (src)

@@ -1,8 +1,8 @@
 """Round 35's shared changes: a log printed by rich's logging handler, whose message column wraps the words of an error
 (and folds a word longer than the column) under the record's first line, read as the lines the program printed;
 IPython's arrow atop a paste that kept only a cell's lines; warnings of one rule folded into one diagnosis that still
-says each one's values. Corpus messages verbatim from the opened rounds; rich's own output of a torch error raised
-live."""
+says each one's values; pybind11's signature wrapped before `arg0:`, not a pdsh host's prefix. Corpus messages verbatim
+from the opened rounds; rich's own output of a torch error raised live."""
 
 from __future__ import annotations
 
@@ -87,3 +87,11 @@ def test_warnings_of_one_rule_with_other_values_are_each_said():
     also = [part["summary"] for part in diagnosis.facts["printed_with"]]
     assert len(also) == 2 and "Recall" in also[0] and "F1Score" in also[1]
     assert "also " in render_text(diagnosis)
+
+
+def test_a_pybind11_signature_wrapped_before_arg0_keeps_its_argument_names():
+    # aimet#3698: "arg0: torch.Tensor, arg1: ..." on a line of its own is the signature, not a pdsh host's prefix
+    diagnosis = explain_paste(corpus_message("r35_c.yaml#27"))
+    assert diagnosis.rule == "other.extension_incompatible_arguments"
+    assert "arg0: torch.Tensor, arg1: aimet_common._libpymo.TfEncoding, arg2: aimet_common._libpymo.RoundingMode" \
+        in diagnosis.summary

@@ -89,7 +89,7 @@ XFORMERS_CAPABILITY = (
      "old.", "other.file_format_version_mismatch", ["version 3", "at most version 2"]),
     ("com.facebook.jni.CppException: Lite Interpreter verson number does not match. The model version must be "
      "between 3 and 5But the model version is 7 ()", "other.file_format_version_mismatch",
-     ["bytecode version 7", "versions 3 to 5", "to_version=5"]),
+     ["model version is 7", "between 3 and 5", "to_version=5"]),
     # torch_shm_manager, at import and when sharing tensors
     ("com.chaquo.python.PyException: RuntimeError: Unable to find torch_shm_manager at "
      "/android_asset/chaquopy/requirements-common.zip/torch/bin/torch_shm_manager", "other.torch_shm_manager_failed",
@@ -147,9 +147,8 @@ def test_diagnoses_name_the_values(message, rule, values):
 
 
 @pytest.mark.parametrize("message", [
-    # TensorRT's own log and a partial compilation's INFO line are not failures of these rules
-    "INFO: [Torch-TensorRT] - Method requested cannot be compiled end to end by Torch-TensorRT.TorchScript.\n"
-    "Unsupported operators listed below:\n  - aten::linalg_vector_norm(Tensor self) -> Tensor",
+    # (Torch-TensorRT's INFO report of a partial compilation is compile.torch_tensorrt_conversion's since round 36,
+    # whose summary says it is not the failure: test_round36_comp.py)
     # a C++ build's nvcc failure with nothing of torch around it (a bare "Illegal instruction (core dumped)" is
     # other.native_illegal_instruction's since round 28: the corpus's entries with that wording alone are `other`)
     "nvcc fatal   : Unsupported gpu architecture 'compute_35'\nCMake Error at gadgetron_toolbox_gpucore_generated.cmake:206",
