@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import runpy
@@ -55,24 +56,34 @@ def raise_fixture(relative: str) -> BaseException:
     The exception keeps its traceback, so live probes see the fixture's real frames.
     """
     path = ROOT / relative if not relative.startswith("/") else Path(relative)
-    # Fixtures may install hooks of their own (torch.distributed wraps sys.excepthook): undo that.
-    saved_hooks = sys.excepthook, threading.excepthook
     saved_argv, saved_path0 = sys.argv[:], sys.path[0]
     sys.argv = [str(path)]
     sys.path[0] = str(path.parent)
     source = path.read_text(encoding="utf-8", errors="replace")
-    if "init_process_group" in source:
-        _process_group_fixtures.append(relative)
-    try:
-        runpy.run_path(str(path), run_name="__main__")
-    except BaseException as exc:  # noqa: BLE001 - the fixture's error is the point
-        if "num_workers" in source:
-            _shut_down_loader_workers()
-        return exc
-    finally:
-        sys.argv, sys.path[0] = saved_argv, saved_path0
-        sys.excepthook, threading.excepthook = saved_hooks
+    with hooks_kept(relative if "init_process_group" in source else ""):
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        except BaseException as exc:  # noqa: BLE001 - the fixture's error is the point
+            if "num_workers" in source:
+                _shut_down_loader_workers()
+            return exc
+        finally:
+            sys.argv, sys.path[0] = saved_argv, saved_path0
     raise AssertionError(f"{relative} did not raise: the fixture no longer reproduces its error")
+
+
+@contextlib.contextmanager
+def hooks_kept(process_group: str = ""):
+    """Code run in this process may install hooks of its own (torch.distributed's init_process_group wraps
+    sys.excepthook with a "[rankN]: " one that outlives the group): undone after it. Code that starts a process group
+    names itself, so that its objects are collected after the test (_collect_process_groups)."""
+    saved_hooks = sys.excepthook, threading.excepthook
+    if process_group:
+        _process_group_fixtures.append(process_group)
+    try:
+        yield
+    finally:
+        sys.excepthook, threading.excepthook = saved_hooks
 
 
 def explain_paste(text: str):

@@ -11,7 +11,7 @@ import torch
 from explainer import explain
 from explainer.diagnose.explain import explain_text
 
-from conftest import assert_names, corpus_message, raise_fixture, raised
+from conftest import assert_names, corpus_message, hooks_kept, raise_fixture, raised
 
 
 def _main_pickles_a_lambda() -> str:
@@ -75,21 +75,19 @@ def _script_full_like_with_a_grad_tensor() -> None:
 def _ddp_wrapped_linear_generate() -> str:
     """The AttributeError a real DDP wrapper (gloo, one CPU process) raises for a method only the model has."""
     import socket
-    import sys
 
     import torch.distributed as dist
 
     with socket.socket() as probe:  # a free local port for the one-process store
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    saved_hook = sys.excepthook  # init_process_group puts its own "[rank0]: " hook there, left after destroy
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
-    try:
-        model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))
-        return _live(lambda: model.generate)
-    finally:
-        dist.destroy_process_group()
-        sys.excepthook = saved_hook
+    with hooks_kept("ddp_wrapped_linear_generate"):
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+        try:
+            model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2, 2))
+            return _live(lambda: model.generate)
+        finally:
+            dist.destroy_process_group()
 
 
 def _python_315_check() -> str:
