@@ -70,6 +70,9 @@ XLA_DIST_PREFIX_RE = lazy_compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \d{1,3}
 # "29.127.65.230: [rank0]: ...", "worker0: ValueError: ..." (a name that ends in its number, no other host name; not
 # pybind11's "arg0: torch.Tensor, ..." of a signature wrapped onto a line of its own)
 PDSH_PREFIX_RE = lazy_compile(r"^(?:\d{1,3}(?:\.\d{1,3}){3}|(?!arg\d)[a-z]+-?\d{1,4}): ")
+# TorchX, on every line a replica printed: its role and replica index, then torchrun's tee column of the local rank
+# ("trainer/0 [1]:AttributeError: ...") or a log record's level ("trainer/0 ERROR:torch.distributed...")
+TORCHX_PREFIX_RE = lazy_compile(r"^[A-Za-z_][\w.-]*/\d+ (?:\[\d+\]:|(?=(?:ERROR|WARNING|INFO|DEBUG|CRITICAL)[: ]))")
 # loguru's default layout: "2026-01-21 19:23:12.066 | ERROR    | __main__:cli_evaluate:348 - message", its place the
 # module, the function and the line (an app's own layout may leave the line out and end the place with a column:
 # "| ERROR    | app.core.registry:load_all_models | message"); the place is kept as a glog prefix's is (src)
@@ -81,11 +84,11 @@ TIME_PREFIX_RE = lazy_compile(r"^\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?(?:  ?|$)")
 # GitHub Actions' log: each line of a step's output after its time, "2026-02-13T15:56:24.8388156Z " (seven decimals, UTC),
 # the time alone on a blank line; a line of the same output, not a log record of its own
 GHA_PREFIX_RE = lazy_compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z(?: |$)")
-CONTINUATION_PREFIXES = (*PREFIX_RES[-6:], XLA_DIST_PREFIX_RE, PDSH_PREFIX_RE, TIME_PREFIX_RE, GHA_PREFIX_RE)
+CONTINUATION_PREFIXES = (*PREFIX_RES[-6:], XLA_DIST_PREFIX_RE, PDSH_PREFIX_RE, TORCHX_PREFIX_RE, TIME_PREFIX_RE, GHA_PREFIX_RE)
 QUOTE_PREFIX_RE = PREFIX_RES[-1]
 GLOG_PREFIX_RE = PREFIX_RES[1]
 # prefixes of a process's output that the process's own log prefixes may follow (and a quote, of any line)
-OUTER_PREFIXES = (RAY_PREFIX_RE, DOCKER_PREFIX_RE, QUOTE_PREFIX_RE, XLA_DIST_PREFIX_RE, PDSH_PREFIX_RE, TIME_PREFIX_RE, GHA_PREFIX_RE)
+OUTER_PREFIXES = (RAY_PREFIX_RE, DOCKER_PREFIX_RE, QUOTE_PREFIX_RE, XLA_DIST_PREFIX_RE, PDSH_PREFIX_RE, TORCHX_PREFIX_RE, TIME_PREFIX_RE, GHA_PREFIX_RE)
 # others with nothing after: a value (a glog prefix alone is an empty line of a log record: torch's Python logs put the
 # prefix on every line of a record)
 EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE, GLOG_PREFIX_RE, GROUP_COLUMN_RE,
@@ -93,6 +96,7 @@ EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PR
 # Each prefix with the characters it can begin with (None: any), so that most lines try only a few of the patterns
 # (xla_dist's before the timestamp's, which would take its time alone).
 PREFIX_TABLE = [(GHA_PREFIX_RE, "0123456789"), (XLA_DIST_PREFIX_RE, "0123456789"), (PDSH_PREFIX_RE, "0123456789abcdefghijklmnopqrstuvwxyz"),
+                (TORCHX_PREFIX_RE, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"),
                (LOGURU_PREFIX_RE, "0123456789|"), (TIME_PREFIX_RE, "012"),
                 *zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", "FE", None, "(DIWEC", "(", None, "E", " ", ">-"], strict=True)]
 # A tqdm progress bar that other output was written right after, with no line break between them (the bar redraws

@@ -12,8 +12,8 @@ words between them required, which finds nothing when they are indexed with punc
 The separator splits both the pages (when the index is built in the browser) and every query word
 (material's query transform tokenizes each word with it before adding the wildcard), so whatever it
 matches is neither indexed nor searched for: words are split at ASCII punctuation and whitespace, and a
-whole token that is a stop word, a number or a single character is a separator itself. The words left
-in a query are the ones that say what failed.
+whole token that is a stop word, the word "torch", a number or a single character is a separator itself.
+The words left in a query are the ones that say what failed.
 """
 
 from __future__ import annotations
@@ -29,6 +29,11 @@ STOP_WORDS = (
     "would yet you your"
 ).split()
 
+# "torch" is in nearly every message and page, so it tells the pages apart by nothing; as a query's prefix
+# (torch*) it matched every torch-named library in the titles (torchcodec, torchmdnet, torchvision) and
+# ranked those pages first for any message that names torch.
+UNINFORMATIVE = ("torch",)
+
 # Whitespace and ASCII punctuation, "_" included (index_select, CUDA_LAUNCH_BLOCKING are searched as their
 # words: each prefix then matches a few words, not every identifier it begins), as the inside of a
 # JavaScript character class.
@@ -42,6 +47,6 @@ def _any_case(word: str) -> str:
 
 def search_separator() -> str:
     """The search plugin's `separator`: a JavaScript regular expression (also valid in Python's re)."""
-    dropped = [_any_case(w) for w in sorted(STOP_WORDS, key=lambda w: (-len(w), w))]
+    dropped = [_any_case(w) for w in sorted((*STOP_WORDS, *UNINFORMATIVE), key=lambda w: (-len(w), w))]
     dropped += [r"\d+", f"[^{_BREAKS}]"]
     return f"[{_BREAKS}]+|(?<![^{_BREAKS}])(?:{'|'.join(dropped)})(?![^{_BREAKS}])"

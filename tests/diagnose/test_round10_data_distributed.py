@@ -217,6 +217,6 @@ def test_device_mesh_bigger_than_the_world_fixture():
 
 def test_distributed_sampler_rank_out_of_range_fixture():
     d = explain_fixture("fixtures/distributed/distributed_sampler_rank.py")
-    assert_names(d, "distributed.distributed_sampler_rank", ["rank=2", "num_replicas=2", "0 to 1"])
+    assert_names(d, "distributed.distributed_sampler_rank", ["rank 2", "num_replicas=2", "0 to 1"])
     d = explain_paste("ValueError: Invalid rank 4, rank should be in the interval [0, 3]")
-    assert_names(d, "distributed.distributed_sampler_rank", ["rank=4", "num_replicas=4"])
+    assert_names(d, "distributed.distributed_sampler_rank", ["rank 4", "num_replicas=4"])

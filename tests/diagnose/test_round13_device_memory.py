@@ -56,10 +56,6 @@ VLLM_TRACEBACK = (  # https://github.com/vllm-project/vllm/pull/5560
     ("/instant-ngp/dependencies/tiny-cuda-nn/include/tiny-cuda-nn/multi_stream.h:44 cudaStreamCreate(&m_stream) "
      "failed with error unknown error", "device.cuda_runtime_error",
      ["multi_stream.h:44", "`cudaStreamCreate(&m_stream)`", "cudaErrorUnknown"]),
-    # NVIDIA Warp's check of the same runtime errors (mujoco_warp#425)
-    ("Warp CUDA error 900: operation not permitted when stream is capturing (in function wp_cuda_unload_module, "
-     "/builds/omniverse/warp/warp/native/warp.cu:3947)", "device.cuda_runtime_error",
-     ["Warp CUDA error (900)", "`wp_cuda_unload_module`", "warp.cu:3947", "cudaErrorStreamCaptureUnsupported"]),
     # the runtime texts the runtime-error rule had no reading for (ComfyUI#1253, MonoGS#127), and the same texts from
     # the CUDA checks of LMDeploy's TurboMind (lmdeploy#708), Transformer Engine (TransformerEngine#734) and Triton
     # (torchdynamo#2026)

@@ -90,7 +90,8 @@ def test_onnx_pad_with_computed_sizes_at_opset_9_names_operator_and_opset():
      "invocation.", "compile.cudagraph_output_overwritten",
      ["y = torch.matmul(x, x)", "`my_model`", "cudagraph_mark_step_begin"]),
     ("RuntimeError: Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run. "
-     "Stack trace: File \"/w/foo.py\", line 5, in foo", "compile.cudagraph_output_overwritten", ["Clone it"]),
+     "Stack trace: File \"/w/foo.py\", line 5, in foo", "compile.cudagraph_output_overwritten",
+     ["`foo`", "/w/foo.py:5", "clone it"]),
     ("[2023-03-29 07:54:55,549] torch._dynamo.output_graph: [WARNING] Graph break: call_function graph_break in "
      "skip_files /pytorch/torch/_dynamo/__init__.py from user code at:\n  File \"/t.py\", line 20, in g\n"
      "    return f(x)", "compile.graph_break", ["`graph_break`", "call_function"]),
