@@ -146,6 +146,11 @@ class TracebackReader:
                 self.frames.append(Frame("", 0, code=self.previous.strip()))
         elif frame is None and not self.in_traceback and ARROW_RE.match(seen.line) and "-" in seen.line.split(">", 1)[0]:
             self.in_traceback, self.frames = True, []  # IPython's arrow atop a paste that kept only a cell's lines
+        elif frame is None and not self.in_traceback and "^" in seen.stripped and set(seen.stripped) <= set("^~ ") \
+                and self.previous[:1].isspace() and self.previous.strip():
+            # Python 3.11's carets under a code line: a traceback pasted from its last frame's code line on
+            self.in_traceback, self.frames = True, [Frame("", 0, code=self.previous.strip())]
+            return True
         if self.in_traceback and seen.header is None:
             return self._traceback_line(seen, frame)
         return False

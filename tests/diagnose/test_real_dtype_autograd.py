@@ -152,7 +152,7 @@ def _index_put_half():
      ["`torch.cat`", "Long"]),
     (lambda: torch.nn.functional.scaled_dot_product_attention(
         torch.zeros(1, 2, 2), torch.zeros(1, 2, 2), torch.zeros(1, 2, 2, dtype=torch.float64)),
-     "dtype.sdpa_dtype", ["query float", "value double"]),
+     "dtype.sdpa_dtype", ["query.dtype: float", "value.dtype: double"]),
     (lambda: torch.nn.LayerNorm(4)(torch.zeros(2, 4, dtype=torch.float64)), "dtype.norm_mixed_cpu", ["CPU"]),
     (lambda: torch.tensor([True]) - torch.tensor([False]), "dtype.bool_arithmetic", ["Subtraction"]),
     (lambda: torch.distributions.Normal(torch.tensor([float("nan")]), torch.ones(1), validate_args=True),

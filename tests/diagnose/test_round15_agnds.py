@@ -101,7 +101,7 @@ def test_near_misses_are_not_claimed_by_the_round15_rules(text, rules):
 def test_the_query_key_value_wording_keeps_its_own_summary():
     diagnosis = explain_paste("RuntimeError: Expected query, key, and value to have the same dtype, but got "
                               "query.dtype: float key.dtype: float and value.dtype: double instead.")
-    assert_names(diagnosis, "dtype.sdpa_dtype", ["query float, key float and value double"])
+    assert_names(diagnosis, "dtype.sdpa_dtype", ["query.dtype: float, key.dtype: float and value.dtype: double"])
     assert "attn_mask" not in diagnosis.summary, diagnosis.summary
 
 
