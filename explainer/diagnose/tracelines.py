@@ -17,6 +17,12 @@ MAX_VALUES = 12  # of one frame's code, as loguru printed them
 MAX_PYTEST_FRAMES = 200
 # A line that stands for frames a paste left out: "...", "……", "[...]", "⋮"
 ELISION_CHARS = frozenset(".…⋮[]() ")
+MARK_CHARS = frozenset("^~ ")  # Python 3.11 marks the failing part of a code line with them
+
+
+def position_marks(stripped: str) -> bool:
+    """Python 3.11's markers under a frame's code line ("~~~~^^^^"), or an empty line."""
+    return set(stripped) <= MARK_CHARS
 
 
 class TracebackReader:
@@ -121,7 +127,7 @@ class TracebackReader:
             frames.append(frame)
             return True
         if frames and seen.line.startswith("  ") and seen.stripped:
-            if set(seen.stripped) <= set("^~ "):
+            if position_marks(seen.stripped):
                 return True
             if not frames[-1].code:
                 frames[-1].code = seen.stripped
@@ -146,7 +152,7 @@ class TracebackReader:
                 self.frames.append(Frame("", 0, code=self.previous.strip()))
         elif frame is None and not self.in_traceback and ARROW_RE.match(seen.line) and "-" in seen.line.split(">", 1)[0]:
             self.in_traceback, self.frames = True, []  # IPython's arrow atop a paste that kept only a cell's lines
-        elif frame is None and not self.in_traceback and "^" in seen.stripped and set(seen.stripped) <= set("^~ ") \
+        elif frame is None and not self.in_traceback and "^" in seen.stripped and position_marks(seen.stripped) \
                 and self.previous[:1].isspace() and self.previous.strip():
             # Python 3.11's carets under a code line: a traceback pasted from its last frame's code line on
             self.in_traceback, self.frames = True, [Frame("", 0, code=self.previous.strip())]
@@ -165,7 +171,7 @@ class TracebackReader:
                 and not self.frames[-1].ipython:
             self.elided = True
             return True
-        if elided and stripped and not ARROW_RE.match(seen.line) and not set(stripped) <= set("^~ "):
+        if elided and stripped and not ARROW_RE.match(seen.line) and not position_marks(stripped):
             self.frames.append(Frame("", 0, code=stripped))
             return True
         return False
@@ -211,7 +217,7 @@ class TracebackReader:
         if line.startswith(("    ", "\t")) and last is not None and not last.code:  # (or a tab: "\traise ...")
             last.code, last.code_at = stripped, len(line) - len(line.lstrip())
             return True
-        return not stripped or set(stripped) <= set("^~ ")
+        return position_marks(stripped)
 
     def _wrapped(self, line: str, after_frame: bool) -> bool:
         """An unindented line inside a traceback that is the rest of the line before it, cut at the terminal's
