@@ -60,6 +60,20 @@ class Diagnosis:
         return json.dumps(data, ensure_ascii=True, sort_keys=False)
 
 
+def shown_place(diagnosis: Diagnosis) -> dict[str, Any] | None:
+    """Where diagnosis says the error happened: the user's frame, else the frame a pasted traceback raised in."""
+    return diagnosis.location.to_dict() if diagnosis.location else diagnosis.facts.get("raised_in")
+
+
+def printed_part(diagnosis: Diagnosis, line: int | None, *, handled: bool = False) -> dict[str, Any]:
+    """diagnosis as a record shown under another's (facts.printed_with): its rule, summary, line and place;
+    handled marks the error the other was raised while handling."""
+    part = {"rule": diagnosis.rule, "summary": diagnosis.summary, "input_line": line, "location": shown_place(diagnosis)}
+    if handled:
+        part["handled"] = True
+    return part
+
+
 def _jsonable(value: Any) -> Any:
     """Facts are plain data; anything else becomes a type marker (str() could run user code)."""
     if value is None or isinstance(value, (bool, int, float, str)):

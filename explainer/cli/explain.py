@@ -8,7 +8,7 @@ import itertools
 import sys
 from typing import Iterable, TextIO
 
-from explainer._diagnosis import Diagnosis
+from explainer._diagnosis import Diagnosis, printed_part, shown_place
 from explainer._lazyre import lazy_compile
 from explainer.diagnose.explain import explain_text, rerender
 from explainer.diagnose.logblocks import scan_blocks
@@ -19,8 +19,7 @@ from explainer.diagnose.sourceplaces import PYTEST_ID_RE, logged_source, torch_s
 from explainer.diagnose.textframes import raising_frames
 from explainer.rules.base import default_rulebase
 
-from .placing import (frame_fact, merge_ranks, note_outer_caller, note_raising_frame, printed_part, printed_values,
-                      raised_last_first)
+from .placing import frame_fact, merge_ranks, note_outer_caller, note_raising_frame, printed_values, raised_last_first
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
@@ -447,7 +446,7 @@ def _link_launcher_reports(diagnoses: list[Diagnosis]) -> None:
                                                      "input_line": cause.facts.get("input_line")}
                 if cause.rule is None:  # no rule explains the worker's error: at least say which it was, and where
                     diagnosis.facts["consequence_of"]["error"] = first_line(cause.error)[:MAX_REPORT_CHARS]
-                    place = cause.location.to_dict() if cause.location is not None else cause.facts.get("raised_in")
+                    place = shown_place(cause)
                     if isinstance(place, dict) and place.get("file"):
                         diagnosis.facts["consequence_of"]["error_at"] = place
             else:  # the rank that failed first, by the ranks' prefixes: it gets the launcher's report

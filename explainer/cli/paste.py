@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from explainer._diagnosis import Diagnosis
+from explainer._diagnosis import Diagnosis, printed_part
 from explainer._lazyre import lazy_compile
 from explainer.diagnose.explain import explain_text, rerender
 from explainer.diagnose.logblocks import scan_blocks
@@ -225,9 +225,7 @@ def warnings_as_context(found: list[FoundError], diagnoses: list[Diagnosis]) -> 
         if error is None or (_one_failure(record, records[error.facts["input_line"]]) and _outranks(diagnosis, error)):
             kept.append(diagnosis)
         elif error.rule != diagnosis.rule:
-            error.facts.setdefault("printed_with", []).append({
-                "rule": diagnosis.rule, "summary": diagnosis.summary, "input_line": diagnosis.facts.get("input_line"),
-                "location": diagnosis.location.to_dict() if diagnosis.location else None})
+            error.facts.setdefault("printed_with", []).append(printed_part(diagnosis, diagnosis.facts.get("input_line")))
     return kept
 
 

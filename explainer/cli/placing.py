@@ -4,7 +4,7 @@ printed ("During handling of the above exception") leads."""
 
 from __future__ import annotations
 
-from explainer._diagnosis import Diagnosis
+from explainer._diagnosis import Diagnosis, printed_part
 from explainer.diagnose.logblocks import split_embedded
 from explainer.diagnose.logscan import FoundError
 from explainer.diagnose.textframes import (PASS_ON_FUNCS, Frame, looks_like_library_path, looks_like_user_path,
@@ -58,12 +58,6 @@ def note_raising_frame(diagnosis: Diagnosis, found) -> None:
         diagnosis.facts["statement"] = frame_fact(statement)
 
 
-def printed_part(diagnosis: Diagnosis, line: int | None) -> dict:
-    """diagnosis as a record shown under another's (facts.printed_with): its rule, summary, line and place."""
-    return {"rule": diagnosis.rule, "summary": diagnosis.summary, "input_line": line,
-            "location": diagnosis.location.to_dict() if diagnosis.location else diagnosis.facts.get("raised_in")}
-
-
 def merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:
     """The ranks that printed another record of the same failure, added to diagnosis's."""
     if ranks:
@@ -94,7 +88,7 @@ def raised_last_first(diagnoses: list[Diagnosis], handling: dict[int, int]) -> l
         if earlier.rule is not None:
             kept[at] = later
             parts = later.facts.setdefault("printed_with", [])
-            parts.append({**printed_part(earlier, earlier_line), "handled": True})
+            parts.append(printed_part(earlier, earlier_line, handled=True))
             parts.extend(earlier.facts.get("printed_with", []))
             merge_ranks(later, earlier.facts.get("ranks", []))
         else:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from explainer._gc import paused_gc
 from explainer._config import runbook_url
-from explainer._diagnosis import Diagnosis, Location
+from explainer._diagnosis import Diagnosis, Location, printed_part
 from explainer._lazyre import lazy_compile
 from explainer._inspect import FrameRecord, innermost_user_frame, instance_dict, user_location, walk_traceback
 from explainer.probes import PROBES, Evidence, ProbeContext
@@ -119,8 +119,7 @@ def _handled_errors(exc: BaseException, chain: list[BaseException], text_of: Exc
         if found is not None and text_of(context) != text_of(exc):  # (not the same error raised again: one failure)
             where = user_location(records)
             diagnosis = _diagnose(found, text, records, None, location=where)
-            part = {"rule": diagnosis.rule, "summary": diagnosis.summary, "input_line": None,
-                    "location": where.to_dict() if where is not None else None, "handled": True}
+            part = printed_part(diagnosis, None, handled=True)
         handled.append((part, text))
         current = context
     return handled
