@@ -14,7 +14,7 @@ from explainer.diagnose.logblocks import scan_blocks
 from explainer.diagnose.logpatterns import comfyui_node
 from explainer.diagnose.loglines import clean_line_record
 from explainer.diagnose.logscan import FoundError, Scanner, scan
-from explainer.diagnose.textframes import Frame, frames_location, in_call_order, looks_like_user_path
+from explainer.diagnose.textframes import Frame, frames_location, in_call_order, looks_like_user_path, word_rejoined
 from explainer.rules.base import context_facts, default_rulebase, match_rule
 
 from .explain import explain_found, note_logged_place, note_raising_frame
@@ -27,7 +27,7 @@ def explain_paste(head: str) -> list[Diagnosis]:
     found = list(scan_blocks([head], scanner))
     _give_dangling_frames(found, scanner.dangling or scanner.unended())
     diagnoses = warnings_as_context(found, explain_found(found))
-    text = unfenced(head).strip().strip("`").strip()
+    text = word_rejoined(unfenced(head).strip().strip("`").strip())  # (as each record found is read)
     # Read whole where no record was found, where the paste is one line (a frame, its code and the error run
     # together: the records found in it are that line), or where no rule explains any record found (a message its
     # writer broke into lines, "No valid triton configs." over "OutOfMemoryError: out of resource: ...", read as two

@@ -224,8 +224,9 @@ AFTER_BLANK_RE = lazy_compile(r"(from user code:|While executing |Original trace
                             # uv's explanation of a failed build ("hint: This error likely indicates that X depends
                             # on torch"); cuBLAS's call, when a paste broke the line before its arguments
                             r"hint: |\(\s*handle,|"
-                            # torch >= 2.6's weights-only unpickler: "WeightsUnpickler error: ", a blank line, its reason
-                            r"Unsupported operand \d+\s*$|"
+                            # torch >= 2.6's weights-only unpickler: "WeightsUnpickler error: ", a blank line, its reason;
+                            # its two numbered options, each after a blank line
+                            r"Unsupported operand \d+\s*$|\(1\) In PyTorch 2\.6, we changed|\(2\) Alternatively, to load|"
                             # torch.testing.assert_close's report: "Tensor-likes are not close!", a blank line, its counts
                             # (and, after another blank line, "The failure occurred for item [0]")
                             r"Mismatched elements: \d+ / \d+ \(|The failure occurred for item \[)")

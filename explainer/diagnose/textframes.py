@@ -382,13 +382,13 @@ def frames_below(lines: list[str]) -> tuple[list[str], list[Frame]]:
     return lines[:start], frames[::-1]
 
 
-# A console's hard wrap in the middle of a word: "Variable[torch.Flo" / "atTensor]". Joined only where the two pieces
-# make one of torch's type names and the piece before the break is not one already (a known token, never a guess).
+# A console's hard wrap in a word: "Variable[torch.Flo" / "atTensor]", "torc" / "h.Size([1])". Joined only where the two
+# pieces make one of torch's names and the piece before the break is not one already (a known token, never a guess).
 WRAPPED_TAIL_RE = lazy_compile(r"[A-Za-z_][\w.]*$")
 WRAPPED_HEAD_RE = lazy_compile(r"^[A-Za-z_]\w*")
 KNOWN_TOKEN_RE = lazy_compile(r"(?:torch\.(?:cuda\.)?)?(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool|"
                               r"ComplexFloat|ComplexDouble)Tensor|torch\.(?:u?int(?:8|16|32|64)|float(?:16|32|64)|"
-                              r"b?float16|double|half|long|short|bool|complex(?:64|128))")
+                              r"b?float16|double|half|long|short|bool|complex(?:64|128)|Size)|torch")
 
 
 def word_rejoined(text: str) -> str:
