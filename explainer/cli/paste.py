@@ -27,7 +27,7 @@ def explain_paste(head: str) -> list[Diagnosis]:
     found = list(scan_blocks([head], scanner))
     _give_dangling_frames(found, scanner.dangling or scanner.unended())
     diagnoses = warnings_as_context(found, explain_found(found))
-    text = word_rejoined(unfenced(head).strip().strip("`").strip())  # (as each record found is read)
+    text = word_rejoined(unfenced(head).strip().strip("`").strip())  # a word the console broke, joined as in records
     # Read whole where no record was found, where the paste is one line (a frame, its code and the error run
     # together: the records found in it are that line), or where no rule explains any record found (a message its
     # writer broke into lines, "No valid triton configs." over "OutOfMemoryError: out of resource: ...", read as two
