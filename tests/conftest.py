@@ -211,6 +211,21 @@ def assert_names(diagnosis, rule: str, values, text: str | None = None) -> None:
     assert not missing, (missing, text)
 
 
+def shown(diagnosis) -> str:
+    """What the text output shows of a diagnosis: its words and the places it names."""
+    places = [diagnosis.location.to_dict()] if diagnosis.location else []
+    places += [v for v in diagnosis.facts.values() if isinstance(v, dict) and "file" in v]
+    return " ".join([said(diagnosis), *(f"{p['file']}:{p['line']}" for p in places)])
+
+
+def assert_shows(text: str, rule: str, values) -> None:
+    """The paste's diagnosis is `rule`'s, and every value is in its words or the places it names."""
+    diagnosis = explain_paste(text)
+    assert diagnosis.rule == rule, (diagnosis.rule, diagnosis.summary)
+    missing = [value for value in values if value not in shown(diagnosis)]
+    assert not missing, (missing, shown(diagnosis))
+
+
 def corpus_message(where: str) -> str:
     """A message of the opened corpus, verbatim: 'r14_a.yaml#7' is the 7th entry of fixtures/real/r14_a.yaml.
     A held-out round is refused: tests are written from opened rounds only."""

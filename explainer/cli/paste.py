@@ -27,6 +27,10 @@ def explain_paste(head: str) -> list[Diagnosis]:
     found = list(scan_blocks([head], scanner))
     _give_dangling_frames(found, scanner.dangling or scanner.unended())
     diagnoses = warnings_as_context(found, explain_found(found))
+    # the rules of warnings read as context of an error a rule explains: not the paste's answer read whole either
+    warned = {record.line for record in found if record.warning}
+    context_rules = {part.get("rule") for d in diagnoses if d.rule for part in d.facts.get("printed_with", ())
+                     if isinstance(part, dict) and part.get("input_line") in warned} - {d.rule for d in diagnoses}
     text = word_rejoined(unfenced(head).strip().strip("`").strip())  # a word the console broke, joined as in records
     # Read whole where no record was found, where the paste is one line (a frame, its code and the error run
     # together: the records found in it are that line), or where no rule explains any record found (a message its
@@ -45,7 +49,8 @@ def explain_paste(head: str) -> list[Diagnosis]:
     if text and (whole or fallback is not None):
         diagnosis = explain_text(text, context=text)  # its context patterns read the whole paste
         # a rule, or a foreign rule's page; over generic fallbacks, a more specific rule only
-        if (diagnosis.rule is not None or diagnosis.runbook) and _whole_wins(diagnosis, fallback):
+        if (diagnosis.rule is not None or diagnosis.runbook) and _whole_wins(diagnosis, fallback) \
+                and diagnosis.rule not in context_rules:
             diagnosis = _placed(diagnosis, head, text, scanner.dangling or scanner.unended(), found)
             if node := comfyui_node(text):
                 diagnosis.facts["comfyui_node"] = node

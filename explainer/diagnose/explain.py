@@ -317,6 +317,10 @@ WRAPPER_NOTES = [
                   r"(?P<android_app>[\w.]+)/(?P<android_component>[\w.$]+)\}"),
      "Android stopped the app {android_app} while it started {android_component}: the Java exception wraps the error "
      "PyTorch's native library threw."),
+    # milabench's error report: each failed benchmark's name, underlined with carets, over its error
+    # ("Error Report\n------------\n\nefficientnet_b4.D0\n^^^^^^^^^^^^^^^^^^\n    torch.cuda.OutOfMemoryError: ...")
+    (lazy_compile(r"Error Report\n-{4,}\n\s*\n(?P<milabench_bench>[\w.\-]+)\n\^{4,}\n"),
+     "milabench's error report lists it under the benchmark {milabench_bench}, the first of the report's failures."),
     # Triton Inference Server's model repository: "failed to load 'hrnet_libtorch' version 1: Internal: load failed for
     # libtorch model -> 'hrnet_libtorch': ..."
     (lazy_compile(r"failed to load '(?P<triton_model>[^'\s]+)' version (?P<triton_model_version>\d+): \w+: load failed "

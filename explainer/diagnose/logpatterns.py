@@ -79,8 +79,8 @@ TORCHX_PREFIX_RE = lazy_compile(r"^[A-Za-z_][\w.-]*/\d+ (?:\[\d+\]:|(?=(?:ERROR|
 LOGURU_PREFIX_RE = lazy_compile(r"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s*)?\|\s*(?:TRACE|DEBUG|INFO|SUCCESS|"
                                 r"WARNING|ERROR|CRITICAL)\s*\|\s*(?P<src>[\w.<>-]+:[A-Za-z_<][\w<>.]*(?::\d+)?)\s+[-|]\s+")
 # a CI's time stamp alone, on every line of the job's output (Jenkins' timestamper: "10:08:34  KeyError: None", the
-# line's own indent after its two spaces)
-TIME_PREFIX_RE = lazy_compile(r"^\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?(?:  ?|$)")
+# line's own indent after its two spaces; CircleCI's, with the date: "Jan 07 20:36:55 AssertionError: ...")
+TIME_PREFIX_RE = lazy_compile(r"^(?:(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{2} )?\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?(?:  ?|$)")
 # GitHub Actions' log: each line of a step's output after its time, "2026-02-13T15:56:24.8388156Z " (seven decimals, UTC),
 # the time alone on a blank line; a line of the same output, not a log record of its own
 GHA_PREFIX_RE = lazy_compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{7}Z(?: |$)")
@@ -97,7 +97,7 @@ EMPTY_AFTER_PREFIX = (VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PR
 # (xla_dist's before the timestamp's, which would take its time alone).
 PREFIX_TABLE = [(GHA_PREFIX_RE, "0123456789"), (XLA_DIST_PREFIX_RE, "0123456789"), (PDSH_PREFIX_RE, "0123456789abcdefghijklmnopqrstuvwxyz"),
                 (TORCHX_PREFIX_RE, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_"),
-               (LOGURU_PREFIX_RE, "0123456789|"), (TIME_PREFIX_RE, "012"),
+               (LOGURU_PREFIX_RE, "0123456789|"), (TIME_PREFIX_RE, "012JFMASOND"),
                 *zip(PREFIX_RES, ["[0123456789", "EWIF", "ECF", "[", "FE", None, "(DIWEC", "(", None, "E", " ", ">-"], strict=True)]
 # A tqdm progress bar that other output was written right after, with no line break between them (the bar redraws
 # its line with \r, and a crash prints where the bar ended): "Epoch 12/200:  29%|██▉   | 116/404 [01:31<03:42,  1.30it/s,

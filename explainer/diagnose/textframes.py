@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from explainer._diagnosis import Location
 from explainer._lazyre import lazy_compile
 
-# ("文件": a "File" that went through a translator; "file": lowercased; ", in" alone: markdown ate "<module>")
-FRAME_RE = lazy_compile(r'^\s*`?\s*(?:[Ff]ile |文件)["“](?P<file>[^"“”]+)["”], line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$')
+# ("文件": a translated "File"; "file": lowercased; ", in" alone, File "": markdown ate "<module>", "<frozen ...>")
+FRAME_RE = lazy_compile(r'^\s*`?\s*(?:[Ff]ile |文件)["“](?P<file>[^"“”]*)["”], line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$')
 # A frame line whose beginning was cut off in the paste: 'tph-yolov5/utils/loss.py", line 243, in build_targets'.
 CUT_FRAME_RE = lazy_compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$')
 # pytest's report (--tb=short, and the middle entries of its default --tb=auto): "path/to/x.py:123: in forward", then
@@ -43,15 +43,15 @@ IPYTHON_FRAME_RES = [
     lazy_compile(r'^\s*(?P<file>Cell In\s*\[\d+\]), line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$'),
     lazy_compile(r'^\s*(?P<file>Input In \[\d+\]), in (?P<func>.+?)\s*$'),
     # VS Code's notebooks (2022-2023), in the editor's language: "c:\x\nb.ipynb Cell 5 in DQN.take_action(self, state)"
-    lazy_compile(r'^\s*(?P<file>[^\s"][^"\n]*?\.ipynb (?:Cell|单元格|セル|셀) \d+) in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
+    lazy_compile(r'^\s*(?P<file>[^\s"][^"\n]*?\.ipynb (?:Cell|单元格|セル|셀) \d+)\x27? in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
 ]
-# (a web page's typography turns IPython's "---->" into "—>" or "→")
-ARROW_RE = lazy_compile(r"^\s*(?:[—–]?-*>|→)\s*(?P<line>\d+)\s(?P<code>.*)$")
+# (a web page's typography turns IPython's "---->" into "—>" or "→"; VS Code's notebook links the number: "[2](...)")
+ARROW_RE = lazy_compile(r"^\s*(?:[—–]?-*>|→)\s*\[?(?P<line>\d+)(?:\]\([^)\s]*\))?\s(?P<code>.*)$")
 # pdb's place where the debugger stopped, "> /x/_impl/adjoint.py(31)backward()" (its "> " taken off as a quote's mark),
 # then its line "-> t, flat_params, *ans = ctx.saved_tensors" (the code, read as an unindented frame's)
 PDB_FRAME_RE = lazy_compile(r"^\s*(?:`{3}\s*)?(?:> ?)?(?P<file>[^\s`>()][^()]*?\.py)\((?P<line>\d+)\)(?P<func><\w+>|[A-Za-z_][\w.]*)\(\)\s*$")
 PDB_CODE_MARK = "-> "
-CONTEXT_LINE_RE = lazy_compile(r"^\s*\d+(?:\s|$)")
+CONTEXT_LINE_RE = lazy_compile(r"^\s*\[?\d+(?:\]\([^)\s]*\))?(?:\s|$)")
 
 
 @dataclass
@@ -382,13 +382,13 @@ def frames_below(lines: list[str]) -> tuple[list[str], list[Frame]]:
     return lines[:start], frames[::-1]
 
 
-# A console's hard wrap in a word: "Variable[torch.Flo" / "atTensor]", "torc" / "h.Size([1])". Joined only where the two
-# pieces make one of torch's names and the piece before the break is not one already (a known token, never a guess).
+# A console's hard wrap in a word: "Variable[torch.Flo" / "atTensor]", "torc" / "h.Size([1])", an index kernel's assert
+# "srcSelectDim" / "Size". Joined only where the pieces make one of torch's names and the piece before is not one.
 WRAPPED_TAIL_RE = lazy_compile(r"[A-Za-z_][\w.]*$")
 WRAPPED_HEAD_RE = lazy_compile(r"^[A-Za-z_]\w*")
 KNOWN_TOKEN_RE = lazy_compile(r"(?:torch\.(?:cuda\.)?)?(?:Float|Double|Half|BFloat16|Long|Int|Short|Char|Byte|Bool|"
                               r"ComplexFloat|ComplexDouble)Tensor|torch\.(?:u?int(?:8|16|32|64)|float(?:16|32|64)|"
-                              r"b?float16|double|half|long|short|bool|complex(?:64|128)|Size)|torch")
+                              r"b?float16|double|half|long|short|bool|complex(?:64|128)|Size)|torch|srcSelectDimSize")
 
 
 def word_rejoined(text: str) -> str:

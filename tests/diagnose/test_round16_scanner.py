@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import io
 
-from conftest import benchmark_module, place as _place
+from conftest import ROOT, benchmark_module, place as _place
 from explainer._diagnosis import Diagnosis
 from explainer.cli.explain import explain_stream, ranks_note
 from explainer.diagnose.loglines import clean_line_record
@@ -102,12 +102,22 @@ def test_glog_place_under_a_ray_named_actor_prefix():
 # --- torchrun's report names the unexplained worker error's place ---------------------------------------------------
 
 def test_launcher_report_names_where_the_unexplained_worker_error_was_raised():
-    # r14_b.yaml#42 (kohya_ss): an IndexError in the worker, then torchrun's ChildFailedError
-    report = next(d for d in _pasted("r14_b.yaml#42") if d.rule == "distributed.child_failed")
+    # a real torchrun run (torch 2.13, fixtures/distributed/torchrun_unexplained_worker_error.py): the worker's bare
+    # KeyError, which no rule explains, then the agent's "failed (exitcode: 1)" and its ChildFailedError
+    text = (ROOT / "fixtures/logs/torchrun_unexplained_worker_error.log").read_text(encoding="utf-8")
+    report = next(d for d in explain_stream(io.StringIO(text)) if d.rule == "distributed.child_failed")
     cause = report.facts["consequence_of"]
-    assert cause["error"] == "IndexError: list index out of range"
-    assert _place(cause["error_at"])[:2] == ("original_unet.py", 1427)
-    assert "raised at /kaggle/working/kohya_ss/sd-scripts/library/original_unet.py:1427" in ranks_note(report)
+    assert cause["rule"] is None and cause["error"] == "KeyError: 'batch_size'"
+    assert _place(cause["error_at"])[:2] == ("torchrun_unexplained_worker_error.py", 8)
+    assert "raised at /work/main/fixtures/distributed/torchrun_unexplained_worker_error.py:8" in ranks_note(report)
+
+
+def test_launcher_report_names_the_rule_of_the_worker_error_it_follows():
+    # r14_b.yaml#42 (kohya_ss): an IndexError in the worker, then torchrun's ChildFailedError; round 41's
+    # other.kohya_sd_unet_head_dims explains the worker's error, and the report names that rule
+    report = next(d for d in _pasted("r14_b.yaml#42") if d.rule == "distributed.child_failed")
+    assert report.facts["consequence_of"]["rule"] == "other.kohya_sd_unet_head_dims"
+    assert "consequence of the failure (other.kohya_sd_unet_head_dims at line 14)" in ranks_note(report)
 
 
 # --- round 16's reading problems -----------------------------------------------------------------------------------
