@@ -226,6 +226,16 @@ def assert_shows(text: str, rule: str, values) -> None:
     assert not missing, (missing, shown(diagnosis))
 
 
+def assert_explained(diagnosis, rule: str, values) -> None:
+    """The diagnosis is `rule`'s and names every value the way benchmarks/coverage.py judges it (title, summary,
+    places, fixes, culprits)."""
+    coverage = benchmark_module("coverage")
+    assert diagnosis.rule == rule, (diagnosis.rule, diagnosis.summary)
+    text = coverage.what_was_said(diagnosis)
+    missing = [value for value in values if not coverage.value_named(value, text)]
+    assert not missing, (missing, text)
+
+
 def corpus_message(where: str) -> str:
     """A message of the opened corpus, verbatim: 'r14_a.yaml#7' is the 7th entry of fixtures/real/r14_a.yaml.
     A held-out round is refused: tests are written from opened rounds only."""

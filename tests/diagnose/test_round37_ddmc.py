@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import assert_left_alone, assert_names, benchmark_module, corpus_message, explain_fixture, explain_paste
+from conftest import (assert_explained, assert_left_alone, assert_names, corpus_message, explain_fixture,
+                      explain_paste)
 
 
 CORPUS_CASES = [
@@ -43,11 +44,7 @@ CORPUS_CASES = [
 def test_corpus_message_is_explained_with_its_values(where, rule, values):
     """Named as the coverage judge reads a value (a frame's place as file:line, a size by its numbers in order), in
     what the diagnosis says and prints."""
-    coverage = benchmark_module("coverage")
-    diagnosis = explain_paste(corpus_message(where))
-    assert diagnosis.rule == rule, (diagnosis.rule, diagnosis.summary)
-    said = coverage.what_was_said(diagnosis)
-    assert [v for v in values if not coverage.value_named(v, said)] == [], said
+    assert_explained(explain_paste(corpus_message(where)), rule, values)
 
 
 @pytest.mark.parametrize("text, rule, values", [

@@ -7,17 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import assert_left_alone, benchmark_module, corpus_message, explain_paste
+from conftest import assert_explained, assert_left_alone, corpus_message, explain_paste
 
-
-def assert_explained(diagnosis, rule: str, values) -> None:
-    """The diagnosis is `rule`'s and names every value the way benchmarks/coverage.py judges it (title, summary,
-    places, fixes, culprits)."""
-    coverage = benchmark_module("coverage")
-    assert diagnosis.rule == rule, (diagnosis.rule, diagnosis.summary)
-    text = coverage.what_was_said(diagnosis)
-    missing = [value for value in values if not coverage.value_named(value, text)]
-    assert not missing, (missing, text)
 
 
 CORPUS_CASES = [
