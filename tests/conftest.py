@@ -242,14 +242,12 @@ def corpus_message(where: str) -> str:
     name, index = where.split("#")
     coverage = benchmark_module("coverage")
     assert name not in coverage.held_out_files(), f"{name} is held out"
-    return _corpus_file(name)[int(index) - 1]["message"]
+    return _corpus_messages()[where]
 
 
 @functools.cache
-def _corpus_file(name: str) -> list[dict]:
-    import yaml
-
-    return yaml.safe_load((ROOT / "fixtures" / "real" / name).read_text(encoding="utf-8"))
+def _corpus_messages() -> dict[str, str]:
+    return {entry.where: entry.message for entry in benchmark_module("coverage").load_corpus()}
 
 
 def ruled_diagnoses(where: str) -> list:

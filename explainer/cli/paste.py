@@ -27,10 +27,7 @@ def explain_paste(head: str) -> list[Diagnosis]:
     found = list(scan_blocks([head], scanner))
     _give_dangling_frames(found, scanner.dangling or scanner.unended())
     diagnoses = warnings_as_context(found, explain_found(found))
-    # the rules of warnings read as context of an error a rule explains: not the paste's answer read whole either
-    warned = {record.line for record in found if record.warning}
-    context_rules = {part.get("rule") for d in diagnoses if d.rule for part in d.facts.get("printed_with", ())
-                     if isinstance(part, dict) and part.get("input_line") in warned} - {d.rule for d in diagnoses}
+    context_rules = _context_rules(diagnoses, found)
     text = word_rejoined(unfenced(head).strip().strip("`").strip())  # a word the console broke, joined as in records
     # Read whole where no record was found, where the paste is one line (a frame, its code and the error run
     # together: the records found in it are that line), or where no rule explains any record found (a message its
@@ -64,6 +61,23 @@ def explain_paste(head: str) -> list[Diagnosis]:
     if any(d.rule for d in diagnoses):
         _lend_paste_facts(diagnoses, text)
     return diagnoses
+
+
+# A rule so tagged in runbooks/ reads a warning about an API that still works (a deprecation): it never leads to an error
+# printed after it.
+HARMLESS_TAG = "deprecation"
+
+
+def _context_rules(diagnoses: list[Diagnosis], found: list[FoundError]) -> set[str]:
+    """The rules of warnings read as context of an error after them (facts.printed_with), which are not the paste's
+    answer read whole either: under an error a rule explains, any warning's; under an error no rule explains, a
+    harmless one's (a deprecation warning above a FileNotFoundError: the error is unexplained, not the warning's)."""
+    warned = {record.line for record in found if record.warning}
+    by_id = default_rulebase().by_id
+    rules = {part.get("rule") for d in diagnoses for part in d.facts.get("printed_with", ())
+             if isinstance(part, dict) and part.get("input_line") in warned
+             and (d.rule or (part.get("rule") in by_id and HARMLESS_TAG in by_id[part["rule"]].tags))}
+    return rules - {d.rule for d in diagnoses}
 
 
 # A markdown code fence's line: three or more backticks or tildes, and the block's language ("```bash", "~~~python")

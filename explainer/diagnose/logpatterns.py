@@ -130,6 +130,9 @@ MARKER_RES = [
     # A CUDA kernel's own assertion, printed (once per thread) before "device-side assert triggered".
     # (a paste in markdown inline code loses the backticks around the condition)
     cached_compile(r"(?P<message>[^\s`]*\.cuh?:\d+:.*?Assertion\s*(?:`.*?`|\S.*?)\s*failed\.?)"),
+    # bitsandbytes' CUDA_CHECK_RETURN: "Error <the CUDA runtime's message> at line 167 in file <its .cu source>", printed
+    # just before the library exits the process (a warning printed above it is not why it failed)
+    cached_compile(r"(?<![\w.])(?P<message>Error [a-z][\w ,'/-]{2,120}? at line \d+ in file \S.*?\.(?:cu|cuh|cpp))\s*$"),
     # torch.multiprocessing.spawn's report of a child's error, over the child's traceback (its "ProcessRaisedException: "
     # line above it may be left out of a paste)
     cached_compile(r"^\s*(?P<message>--\s*Process \d+ terminated with the following error:?)\s*$"),

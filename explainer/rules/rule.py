@@ -27,7 +27,8 @@ KNOWN_FIELDS = {
 # "error" rules match exception messages; "signal" rules are raised by the training monitor and
 # curve analysis from measured facts, so they have no patterns.
 # error: a PyTorch failure; signal: raised from training measurements; foreign: a message printed by
-# another framework (explained as not a PyTorch failure, never matched as one).
+# another framework, or a traceback a library caught and logged (explained as not a PyTorch failure, never matched
+# as one).
 KINDS = ("error", "signal", "foreign")
 # Facts every diagnosis has, whatever the pattern: usable in any template.
 COMMON_FACTS = frozenset({"error_type", "message"})

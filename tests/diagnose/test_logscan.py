@@ -7,6 +7,7 @@ torchrun lines from public issues); test_logs_embed_current_fixture_output keeps
 
 from __future__ import annotations
 
+import fnmatch
 import io
 import json
 import locale
@@ -23,7 +24,7 @@ from explainer.diagnose.logpatterns import dedupe_key
 from explainer.diagnose.logscan import scan
 from explainer.diagnose.render import render_text
 
-from conftest import ROOT, _corpus_file, benchmark_module, corpus_message, logged_records, raise_fixture, run_explainer, run_python
+from conftest import ROOT, benchmark_module, corpus_message, logged_records, raise_fixture, run_explainer, run_python
 
 LOGS = ROOT / "fixtures" / "logs"
 
@@ -216,13 +217,11 @@ def test_logs_embed_current_fixture_output(log, fixture):
 def _corpus_message(source: str, file: str = "", family: str = "") -> str:
     """A message of the opened real-world corpus (fixtures/real/) by its source URL, and file and wording family
     where one thread gave several."""
-    held_out = benchmark_module("coverage").held_out_files()
-    for path in sorted((ROOT / "fixtures" / "real").glob(file or "*.yaml")):
-        if path.name == "rounds.yaml" or path.name in held_out:
+    for entry in benchmark_module("coverage").load_corpus():
+        if entry.held_out or (file and not fnmatch.fnmatch(entry.file, file)):
             continue
-        for entry in _corpus_file(path.name) or []:  # (parsed once per run)
-            if isinstance(entry, dict) and entry.get("source") == source and family in ("", entry["family"]):
-                return entry["message"]
+        if entry.source == source and family in ("", entry.family):
+            return entry.message
     raise AssertionError(f"no {family or 'entry'} from {source} in {file or 'the corpus'}")
 
 
