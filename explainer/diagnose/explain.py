@@ -311,6 +311,11 @@ WRAPPER_NOTES = [
      "Hydra's instantiate raised it from the call to the config's target {hydra_target}."),
     (lazy_compile(r"Error in (?:call to target|creating partial)[^\n]*\n(?:[^\n]*\n)*?full_key: (?P<hydra_key>\S+)"),
      "The config key that names that target: {hydra_key}."),
+    # a target instantiated inside it (a model's encoder): repr() of its InstantiationException, the innermost last, with
+    # its own full_key after an escaped line break
+    (lazy_compile(r"\A[\s\S]*InstantiationException\([\"']Error in (?:call to target '|creating partial\()(?P<hydra_inner>[^'\s(),]+)"
+                  r"[^\n]*?\\nfull_key: (?P<hydra_inner_key>[\w.]+)"),
+     "Inside it, instantiating the nested target {hydra_inner} (config key {hydra_inner_key}) raised the error."),
     # Android's report of an app that crashed starting a component: "java.lang.RuntimeException: Unable to start activity
     # ComponentInfo{org.pytorch.demo/org.pytorch.demo.MainActivity}: com.facebook.jni.CppException: ..."
     (lazy_compile(r"Unable to (?:start|resume|create|instantiate) (?:activity|service|receiver|application) ComponentInfo\{"

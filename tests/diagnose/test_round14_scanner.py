@@ -7,6 +7,7 @@ C++ places, and a log's lone line that only a rule can tell is an error."""
 from __future__ import annotations
 
 import io
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import PYTEST_TERMINALS, ROOT, benchmark_module, run_python, place as _place, ruled_diagnoses as _ruled
@@ -142,14 +143,16 @@ WIDTHS = tuple(PYTEST_TERMINALS)
 
 @pytest.fixture(scope="module")
 def pytest_reports() -> dict[tuple[str, str], str]:
-    reports = {}
-    for layout in ("long", "short", "auto"):
-        for width in WIDTHS:
-            result = run_python("-m", "pytest", "-q", "-p", "no:cacheprovider", f"--tb={layout}",
-                                "fixtures/shape/pytest_model_forward.py", cwd=ROOT, env=PYTEST_TERMINALS[width])
-            assert "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)" in result.stdout
-            reports[layout, width] = result.stdout
-    return reports
+    def report(layout: str, width: str) -> str:
+        result = run_python("-m", "pytest", "-q", "-p", "no:cacheprovider", f"--tb={layout}",
+                            "fixtures/shape/pytest_model_forward.py", cwd=ROOT, env=PYTEST_TERMINALS[width])
+        assert "RuntimeError: mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)" in result.stdout
+        return result.stdout
+
+    # nine pytest processes that each import torch: run side by side (most of each is waiting on imports)
+    cases = [(layout, width) for layout in ("long", "short", "auto") for width in WIDTHS]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return dict(zip(cases, pool.map(lambda case: report(*case), cases)))
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -171,8 +171,11 @@ full_key: model
 def test_hydras_target_and_config_key_follow_any_rules_summary():
     [diagnosis] = [d for d in explain_stream(io.StringIO(HYDRA)) if d.rule]
     assert diagnosis.rule == "autograd.leaf_inplace"
+    # (and the target instantiated inside it, with its own key: round 43)
     assert diagnosis.summary.endswith("Hydra's instantiate raised it from the call to the config's target "
-                                      "cdvae.pl_modules.model.CDVAE. The config key that names that target: model.")
+                                      "cdvae.pl_modules.model.CDVAE. The config key that names that target: model. "
+                                      "Inside it, instantiating the nested target cdvae.pl_modules.gnn.DimeNetPlusPlusWrap "
+                                      "(config key encoder) raised the error.")
     # r14_b#91: a rule that names them itself gets no note
     [diagnosis] = _ruled("r14_b.yaml#91")
     assert diagnosis.summary.count("pytorch_lightning.trainer.trainer.Trainer") == 1
