@@ -81,9 +81,29 @@ def hooks_kept(process_group: str = ""):
     if process_group:
         _process_group_fixtures.append(process_group)
     try:
-        yield
+        with torch_settings_kept():
+            yield
     finally:
         sys.excepthook, threading.excepthook = saved_hooks
+
+
+@contextlib.contextmanager
+def torch_settings_kept():
+    """torch's process-wide switches a fixture may turn (torch.use_deterministic_algorithms(True), a default dtype,
+    anomaly mode, warn_always): put back, so the tests that run after it see torch's defaults."""
+    import torch
+
+    deterministic = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    dtype, anomaly, warn_always = torch.get_default_dtype(), torch.is_anomaly_enabled(), torch.is_warn_always_enabled()
+    grad = torch.is_grad_enabled()
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(deterministic[0], warn_only=deterministic[1])
+        torch.set_default_dtype(dtype)
+        torch.autograd.set_detect_anomaly(anomaly)
+        torch.set_warn_always(warn_always)
+        torch.set_grad_enabled(grad)
 
 
 def explain_paste(text: str):

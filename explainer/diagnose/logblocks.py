@@ -45,7 +45,8 @@ class LoneLines:
 def tail_lines(tail: str, cut: bool) -> list[str]:
     """The last whole lines of a block, from its last TAIL_BYTES (cut: the block was longer, so the first
     line of tail may be the end of a longer one, and is dropped)."""
-    lines = tail.replace("\r\n", "\n").replace("\r", "\n").rstrip("\n").split("\n")[cut:] or [""]
+    text = tail.replace("\r\n", "\n").replace("\r", "\n")
+    lines = (text[:-1] if text.endswith("\n") else text).split("\n")[cut:] or [""]  # (empty lines count: numbered)
     return lines[-TAIL_LINES:]
 
 
@@ -85,10 +86,25 @@ def _quiet_until(triggers: list[int], index: int, count: int) -> int:
     return ahead if ahead - index > TAIL_LINES else index
 
 
-def _remember(scanner: Scanner, quiet: SkippableBlock | list[str] | None) -> None:
-    """Give the scanner the last lines of the stretch skipped unread (a block, or its lines), if any."""
+def _after(before: SkippableBlock | list[str] | None, stretch: SkippableBlock | list[str], whole: bool = True):
+    """The quiet stretch to read once a line is read: stretch, after the end of the one before it when stretch is
+    short and whole (a traceback may open in the first, on IPython's "----> 7 y = f(x)", and go on in the second)."""
+    if before is None or not whole:
+        return stretch
+    if isinstance(stretch, SkippableBlock):
+        if len(stretch.data) > TAIL_BYTES or bytes(stretch.data).count(b"\n") >= TAIL_LINES:
+            return stretch
+        stretch = stretch.last_lines()
+    elif len(stretch) >= TAIL_LINES:
+        return stretch
+    return ((before.last_lines() if isinstance(before, SkippableBlock) else before) + stretch)[-TAIL_LINES:]
+
+
+def _catch_up(scanner: Scanner, quiet: SkippableBlock | list[str] | None, number: int) -> Iterator[FoundError]:
+    """Give the scanner the last lines of the stretch skipped unread (a block, or its lines), if any; the last of them
+    is line number."""
     if quiet is not None:
-        scanner.remember(quiet.last_lines() if isinstance(quiet, SkippableBlock) else quiet)
+        yield from scanner.catch_up(number, quiet.last_lines() if isinstance(quiet, SkippableBlock) else quiet)
 
 
 def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None = None,
@@ -111,7 +127,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
         from_file = isinstance(block, SkippableBlock)
         if from_file:
             if scanner.idle() and not block.has_trigger and not pending:
-                quiet = block  # not counted: the next block read knows its first line
+                quiet = _after(quiet, block)  # not counted: the next block read knows its first line
                 continue
             if block.first_line is not None:
                 number = block.first_line - 1
@@ -129,7 +145,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
         if scanner.idle() and not TRIGGER_RE.search(text):
             number += body.count("\n") + (not body.endswith("\n"))
             # the last lines may be the statement an error in the next block names, or its context
-            quiet = tail_lines(body[-TAIL_BYTES:], len(body) > TAIL_BYTES)
+            quiet = _after(quiet, tail_lines(body[-TAIL_BYTES:], len(body) > TAIL_BYTES), len(body) <= TAIL_BYTES)
             continue
         lines = (body[:-1] if body.endswith("\n") else body).split("\n")
         triggers = _trigger_lines(body) if from_file or lone is not None else []
@@ -143,17 +159,16 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
                 number += ahead - index
                 index = ahead
                 continue
-            _remember(scanner, quiet)
-            quiet = None
-            number += 1
-            for found in scanner.feed(number, lines[index]):
+            for found in itertools.chain(_catch_up(scanner, quiet, number), scanner.feed(number + 1, lines[index])):
                 lone = None  # a record found: lines are no longer tried alone
                 yield found
+            quiet = None
+            number += 1
             index += 1
-    _remember(scanner, quiet)
     if pending and lone is not None:
         lone.collect([pending], _trigger_lines(pending), number)  # (a last line with no newline after it)
-    for found in itertools.chain(scanner.feed(number + 1, pending) if pending else (), scanner.finish()):
+    for found in itertools.chain(_catch_up(scanner, quiet, number), scanner.feed(number + 1, pending) if pending else (),
+                                 scanner.finish()):
         lone = None
         yield found
     if lone is not None:

@@ -88,7 +88,7 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool, str, str]:
             # what a worker printed through Ray or docker, with its own prefix: "(WorkerDict pid=798105) [W1110
             # 10:14:58.148276805 TCPStore.cpp:125] "
             line, new_record, source, glog = _inner_prefix(line, new_record, source, glog)
-    if line[:1] in MARKDOWN_LEADS or line[-1:] == "`" or line[:3] == " **":
+    if line[:1] in MARKDOWN_LEADS or line[-1:] in ("`", "_") or line[:3] == " **":
         line = _unmarked(line)
     return line, rank, new_record, source, glog
 
@@ -111,6 +111,9 @@ def _unmarked(line: str) -> str:
         core = line.strip().strip("*_").lstrip("# ").strip("*_")  # markdown bold, italics, headings (not `_pickle.X`)
         if core and (EXCEPTION_RE.match(core) or core.startswith('File "') and line.lstrip(" ")[:2] == "**"):
             line = core  # (and the first frame of a traceback pasted in bold: ' **File "x.py", line 1, in f')
+    elif line[:1] != "_" and line.rstrip()[-2:] != "__" and (alone := EXCEPTION_RE.match(line.rstrip()[:-1])) \
+            and alone.group("msg") is None:
+        line = line.rstrip()[:-1]  # italics closed after the error's type alone, opened lines above ("AssertionError_")
     return line
 
 

@@ -18,16 +18,18 @@ ANSI_RE = lazy_compile(r"\x1b(?:\[[0-9;?]*[A-Za-z]|[()][A-Za-z0-9])")
 ANSI_RESIDUE_RE = lazy_compile(r"\[(?:\d{1,3};)*\d{1,3}m")
 ANSI_RESIDUE_LEAD_RE = lazy_compile(r"^(?:\[(?:\d{1,3};)*\d{1,3}m)+")
 # torchrun's "[rank3]: ", and mpirun's --tag-output (horovodrun, Open MPI) "[1,3]<stderr>:" (the job, then the rank; the
-# line's own indent right after it)
-RANK_RE = lazy_compile(r"^\s*\[(?:(?:rank|default)(?P<rank>\d+)\]:\s?|\d+,(?P<mpi_rank>\d+)\]<std(?:out|err)>:)")
+# line's own indent right after it); SageMaker's MPI launcher names the rank and the host: "[1,mpirank:7,algo-1]<stderr>:"
+RANK_RE = lazy_compile(r"^\s*\[(?:(?:rank|default)(?P<rank>\d+)\]:\s?|\d+,(?:mpirank:)?(?P<mpi_rank>\d+)(?:,[\w.-]+)?\]<std(?:out|err)>:)")
 PREFIX_RES = [
     # 2024-05-01 10:00:00,123 - trainer - ERROR - ...   /  [2024-05-01 10:00:00] ERROR: ...
     # (and the component after the level: "2022-08-11 16:58:36.000 [INFO] [Driver] ...")
     # (a YARN container's log, as Philly/AML collected it: "2020-08-11T12:37:40.000Z /container_e2240_15838_01_000010: ")
     # (the logger's name and the line that logged, kept as a glog prefix's place is: "... root line:14 WARNING: ")
+    # (TorchServe's padded level and its worker's logger: "2020-12-20 17:35:39,775 [WARN ] W-9004-DocTag_1.0-stderr
+    # org.pytorch.serve.wlm.WorkerLifeCycle - ")
     lazy_compile(r"^\[?\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?(?: /container_\w+:)?"
-               r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*|(?P<src>[\w.]+ line:\d+) )?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)\]?)\s*[-|:]?"
-               r"(?:\s*\[(?!rank\d)[A-Za-z][\w.-]*\](?= |$))?)?\s*"),
+               r"(?:\s*[-|:]?\s*(?:\[?[\w.]+\]?\s*[-|:]\s*|(?P<src>[\w.]+ line:\d+) )?(?:\[?(?:ERROR|WARNING|WARN|INFO|CRITICAL|DEBUG|FATAL)(?: ?\])?)\s*[-|:]?"
+               r"(?:\s*\[(?!rank\d)[A-Za-z][\w.-]*\](?= |$)|\s*W-\d+-\S+ org\.pytorch\.serve\.[\w.]+ -(?= ))?)?\s*"),
     # glog: E0501 10:00:00.123456 1234 file.cpp:12] ...; torch's Python logs in the same layout, with dynamo's compile
     # id after the place where one is being compiled: W0301 12:00:00.123000 123 torch/_dynamo/convert_frame.py:1550] [0/8]
     lazy_compile(r"^[EWIF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+\s+(?P<src>[^\]]+)\](?: \[!?\d+(?:/\d+)+(?:_\d+)?\])?\s*"),
@@ -41,8 +43,10 @@ PREFIX_RES = [
     # pytest's short test summary: "FAILED tests/test_x.py::test_y[param] - RuntimeError: ..." (ERROR for a failed setup);
     # the error's line, one record per test
     lazy_compile(r"^(?:FAILED|ERROR) (?P<src>[^\s:]+\.py::\S.*?) - (?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?::|\s*$))"),
-    # a label in Chinese before the error line: "报错：RuntimeError: ..." ("error:")
-    lazy_compile(r"^[\u4e00-\u9fff]{1,6}\s*[:：]\s*(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b)"),
+    # a label in Chinese before the error line: "报错：RuntimeError: ..." ("error:"); not VS Code's "发生异常: RuntimeError"
+    # alone on its line, an opener whose frames follow the message (OPENER_RES)
+    lazy_compile(r"^(?!发生异常: (?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*$)[\u4e00-\u9fff]{1,6}\s*[:：]\s*"
+                 r"(?=(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b)"),
 ]
 DOCKER_PREFIX_RE = lazy_compile(r"^[A-Za-z0-9][\w.-]*\s+\|(?: |$)")  # docker compose's service column: "app-1  | "
 # vLLM's logger, on every line of a traceback it logs, after Ray's or its own worker's name where one printed it:
@@ -120,6 +124,8 @@ MARKER_RES = [
     cached_compile(r"(?P<message>Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker.*)"),
     # fastai's DataLoader, when it cannot draw one batch (printed, then either the error or nothing).
     cached_compile(r"(?P<message>Could not do one pass in your dataloader, there is something wrong in it.*)"),
+    # torchdata's StatefulDataLoader, resuming an IterableDataset that has no state of its own (logged as a warning).
+    cached_compile(r"(?P<message>Neither dataset nor iter\(dataset\) defines state_dict/load_state_dict so we are naively fast-forwarding.*)"),
     # argparse refusing the --local_rank / --local-rank argument torch.distributed.launch adds to each worker's command
     # line ("train.py: error: unrecognized arguments: --local-rank=0"); a SystemExit, so printed with no traceback.
     cached_compile(r"^\s*(?P<message>[^\s:][^:]*: error: unrecognized arguments: (?:.*\s)?--local[-_]rank\b.*)"),
@@ -177,7 +183,8 @@ WHAT_RE = lazy_compile(r"^\s*what\(\):(?:\s|$)")  # empty when the message follo
 # Plain strings: grep -F searches a large file for parts of them (GREP_LITERALS below).
 TRIGGER_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failure", "Warning", "Watchdog caught",
                     "watchdog got stuck", "Heartbeat monitor timed out", "client socket has timed out",
-                    "Assertion", "terminate called", "发生异常", "exitcode", "encountered in worker", "Could not do one pass", "File ", '", line ', ".py in ",
+                    "Assertion", "terminate called", "发生异常", "exitcode", "encountered in worker", "Could not do one pass",
+                    "Neither dataset nor iter(dataset)", "File ", '", line ', ".py in ",
                     "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL", "<class '",
                     "terminated with the following error", "unrecognized arguments",
                     ".py](http")  # (a frame's file as a markdown link: "[/x/base_class.py](https://localhost:8080/#) in f")
@@ -189,7 +196,7 @@ TRIGGER_RE = lazy_compile("|".join(re.escape(literal) for literal in TRIGGER_LIT
 # TRIGGER_RE again before it is read, so a part that also occurs elsewhere costs a decode, never a different result.
 GREP_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failure", "Warning", "Watchdog caught",
                  "watchdog got stuck", "Heartbeat monitor timed out", "client socket has timed out", "Assertion",
-                 "called", "发生异常", "xitcode", "countered in worker", "Could not do one pass", "File ", '", line ',
+                 "called", "发生异常", "xitcode", "countered in worker", "Could not do one pass", "Neither dataset nor", "File ", '", line ',
                  "py in ", "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL", "<class '",
                  "with the following error", "cognized arguments", "](http")
 INLINE_CODE_RE = lazy_compile(r"`([^`\n]{8,2000})`")
@@ -197,10 +204,11 @@ INLINE_CODE_RE = lazy_compile(r"`([^`\n]{8,2000})`")
 # (a web page that collapsed IPython's run of spaces leaves one: "RuntimeError Traceback (most recent call last)")
 TRACEBACK_RE = lazy_compile(r"^\s*(?P<ipython>(?:[A-Za-z_]\w*\.)*[A-Z]\w*\s+)?Traceback \(most recent call last\)(?(ipython)|:)\s*$")
 # (a private class too: "torch._C._LinAlgError: linalg.cholesky: ...", as torch 1.13-2.1 name it; pytest's Failed only
-# where pytest.raises/warns found nothing: "Failed: DID NOT RAISE <class 'X'>")
+# where pytest.raises/warns found nothing: "Failed: DID NOT RAISE <class 'X'>"; pyarrow's ArrowInvalid, named without
+# "Error", a paste may show alone: "ArrowInvalid: Parquet magic bytes not found in footer. ...")
 EXCEPTION_RE = lazy_compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:_?[A-Z]\w*(?:Error|Exception|Interrupt|Exit|Failure|Warning)|Exception|"
-    r"OutOfMemoryError|AcceleratorError)|torch(?:\.\w+)*\.exc\.[A-Z]\w*|Failed(?=: DID NOT (?:RAISE|WARN)))(?::\s?(?P<msg>.*))?$")
+    r"OutOfMemoryError|AcceleratorError|ArrowInvalid)|torch(?:\.\w+)*\.exc\.[A-Z]\w*|Failed(?=: DID NOT (?:RAISE|WARN)))(?::\s?(?P<msg>.*))?$")
 # The error line under a traceback's frames, for a type EXCEPTION_RE does not know by its name: module-qualified
 # ("triton.runtime.errors.OutOfResources: out of resource: shared memory") or StopIteration.
 # (an extension's exception may be named in lower case: OpenCV's "cv2.error: ...", with its message)

@@ -461,20 +461,12 @@ class Scanner:
         """The frames of the last traceback a line outside it ended with no error line under it, in any stream."""
         return next((stream.unended for stream in self.streams.values() if stream.unended), [])
 
-    def remember(self, tail: list[str]) -> None:
-        """The last lines of a block skipped unread (no error was open): kept as the lines before the next one."""
-        for raw in tail:
-            line, rank, *_ = clean_line_record(raw)
-            stream = self._stream(rank)
-            if stream is None:
-                continue
-            if "└" in line and (note := ANNOTATION_RE.match(line)) is not None:
-                stream.annotate(len(note.group("lead")), note.group("value"))  # loguru's values, with no frame line
-                continue
-            stream.previous = line
-            if line.strip():
-                stream.recent.append((next(self.clock), line.strip()))
-                stream.values = []
+    def catch_up(self, number: int, tail: list[str]) -> Iterator[FoundError]:
+        """The last lines of a stretch skipped unread (no error was open), the last of them line number: read as every
+        line is, since a traceback may open on a line with no trigger literal (IPython's "----> 7 y = f(x)", Python
+        3.11's carets under a code line)."""
+        for at, raw in enumerate(tail, number - len(tail) + 1):
+            yield from self.feed(at, raw)
 
     def finish(self) -> Iterator[FoundError]:
         for rank, stream in self.streams.items():

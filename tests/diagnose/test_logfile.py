@@ -95,7 +95,7 @@ def test_a_quiet_stretch_costs_one_remembered_tail_however_many_blocks_it_spans(
     path = tmp_path / "train.log"
     _write_log(path, errors, lines_between=3000)
     remembered, skipped = [], []
-    remember, blocks = Scanner.remember, _logfile._blocks
+    catch_up, blocks = Scanner.catch_up, _logfile._blocks
 
     def counting(*args):
         for block in blocks(*args):
@@ -103,7 +103,7 @@ def test_a_quiet_stretch_costs_one_remembered_tail_however_many_blocks_it_spans(
                 skipped.append(block)
             yield block
 
-    monkeypatch.setattr(Scanner, "remember", lambda self, tail: remembered.append(tail) or remember(self, tail))
+    monkeypatch.setattr(Scanner, "catch_up", lambda self, number, tail: remembered.append(tail) or catch_up(self, number, tail))
     monkeypatch.setattr(_logfile, "_blocks", counting)
     found = [d.to_dict() for d in explain_input(str(path))]
     assert found == _plain(path)
