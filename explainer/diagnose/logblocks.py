@@ -86,7 +86,8 @@ def _quiet_until(triggers: list[int], index: int, count: int) -> int:
     return ahead if ahead - index > TAIL_LINES else index
 
 
-def _after(before: SkippableBlock | list[str] | None, stretch: SkippableBlock | list[str], whole: bool = True):
+def _after(before: SkippableBlock | list[str] | None, stretch: SkippableBlock | list[str],
+           whole: bool = True) -> SkippableBlock | list[str]:
     """The quiet stretch to read once a line is read: stretch, after the end of the one before it when stretch is
     short and whole (a traceback may open in the first, on IPython's "----> 7 y = f(x)", and go on in the second)."""
     if before is None or not whole:
@@ -123,11 +124,13 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
     # The latest stretch skipped unread: only its last lines are remembered (Scanner.remember), and only once
     # something after it is read, so a long quiet log pays for one tail, not one per block.
     quiet: SkippableBlock | list[str] | None = None
+    numbered = True  # whether number is the last line of quiet (a block skipped unread is not counted)
     for block in blocks:
         from_file = isinstance(block, SkippableBlock)
         if from_file:
             if scanner.idle() and not block.has_trigger and not pending:
                 quiet = _after(quiet, block)  # not counted: the next block read knows its first line
+                numbered = False
                 continue
             if block.first_line is not None:
                 number = block.first_line - 1
@@ -146,6 +149,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
             number += body.count("\n") + (not body.endswith("\n"))
             # the last lines may be the statement an error in the next block names, or its context
             quiet = _after(quiet, tail_lines(body[-TAIL_BYTES:], len(body) > TAIL_BYTES), len(body) <= TAIL_BYTES)
+            numbered = True
             continue
         lines = (body[:-1] if body.endswith("\n") else body).split("\n")
         triggers = _trigger_lines(body) if from_file or lone is not None else []
@@ -155,7 +159,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
         while index < len(lines):
             ahead = _quiet_until(triggers, index, len(lines)) if from_file and scanner.idle() else index
             if ahead > index:  # a quiet stretch inside the block: skipped as a quiet block is
-                quiet = lines[ahead - TAIL_LINES:ahead]  # (its tail the one remembered, once a line is read)
+                quiet, numbered = lines[ahead - TAIL_LINES:ahead], True  # (its tail read once a line is read)
                 number += ahead - index
                 index = ahead
                 continue
@@ -167,8 +171,9 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
             index += 1
     if pending and lone is not None:
         lone.collect([pending], _trigger_lines(pending), number)  # (a last line with no newline after it)
-    for found in itertools.chain(_catch_up(scanner, quiet, number), scanner.feed(number + 1, pending) if pending else (),
-                                 scanner.finish()):
+    # (a file's last blocks, skipped unread, end at a line whose number is not known: only what follows needs them)
+    for found in itertools.chain(_catch_up(scanner, quiet if numbered else None, number),
+                                 scanner.feed(number + 1, pending) if pending else (), scanner.finish()):
         lone = None
         yield found
     if lone is not None:
