@@ -87,18 +87,16 @@ def _quiet_until(triggers: list[int], index: int, count: int) -> int:
 
 
 def _after(before: SkippableBlock | list[str] | None, stretch: SkippableBlock | list[str],
-           whole: bool = True) -> SkippableBlock | list[str]:
+           whole: bool) -> SkippableBlock | list[str]:
     """The quiet stretch to read once a line is read: stretch, after the end of the one before it when stretch is
-    short and whole (a traceback may open in the first, on IPython's "----> 7 y = f(x)", and go on in the second)."""
+    short and whole, at most TAIL_BYTES (a traceback may open in the first, on IPython's "----> 7 y = f(x)", and go on
+    in the second)."""
     if before is None or not whole:
         return stretch
-    if isinstance(stretch, SkippableBlock):
-        if len(stretch.data) > TAIL_BYTES or bytes(stretch.data).count(b"\n") >= TAIL_LINES:
-            return stretch
-        stretch = stretch.last_lines()
-    elif len(stretch) >= TAIL_LINES:
+    lines = stretch.last_lines() if isinstance(stretch, SkippableBlock) else stretch
+    if len(lines) >= TAIL_LINES:
         return stretch
-    return ((before.last_lines() if isinstance(before, SkippableBlock) else before) + stretch)[-TAIL_LINES:]
+    return ((before.last_lines() if isinstance(before, SkippableBlock) else before) + lines)[-TAIL_LINES:]
 
 
 def _catch_up(scanner: Scanner, quiet: SkippableBlock | list[str] | None, number: int) -> Iterator[FoundError]:
@@ -121,15 +119,16 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
     lone = LoneLines() if lone_lines else None
     number = 0
     pending = ""
-    # The latest stretch skipped unread: only its last lines are remembered (Scanner.remember), and only once
-    # something after it is read, so a long quiet log pays for one tail, not one per block.
+    # The latest stretch skipped unread: only its last lines are read (Scanner.catch_up), and only once something
+    # after it is read, so a long quiet log pays for one tail, not one per block.
     quiet: SkippableBlock | list[str] | None = None
     numbered = True  # whether number is the last line of quiet (a block skipped unread is not counted)
     for block in blocks:
         from_file = isinstance(block, SkippableBlock)
         if from_file:
             if scanner.idle() and not block.has_trigger and not pending:
-                quiet = _after(quiet, block)  # not counted: the next block read knows its first line
+                # (not counted: the next block read knows its first line)
+                quiet = _after(quiet, block, len(block.data) <= TAIL_BYTES)
                 numbered = False
                 continue
             if block.first_line is not None:
