@@ -153,8 +153,9 @@ class TracebackReader:
         elif frame is None and not self.in_traceback and ARROW_RE.match(seen.line) and "-" in seen.line.split(">", 1)[0]:
             self.in_traceback, self.frames = True, []  # IPython's arrow atop a paste that kept only a cell's lines
         elif frame is None and not self.in_traceback and "^" in seen.stripped and position_marks(seen.stripped) \
-                and self.previous[:1].isspace() and self.previous.strip():
-            # Python 3.11's carets under a code line: a traceback pasted from its last frame's code line on
+                and self.previous[:1].isspace() and any(ch.isalnum() for ch in self.previous):
+            # Python 3.11's carets under a code line: a traceback pasted from its last frame's code line on (not a
+            # compiler's caret under a lone "}")
             self.in_traceback, self.frames = True, [Frame("", 0, code=self.previous.strip())]
             return True
         if self.in_traceback and seen.header is None:
