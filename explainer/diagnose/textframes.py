@@ -33,9 +33,9 @@ IPYTHON_FRAME_RES = [
     lazy_compile(r'^\s*File (?P<file>[^"\s\[][^,"]*?\.py):(?P<line>\d+)(?:,? in (?P<func>.+))?\s*$'),
     # JupyterLab's copy keeps the file as a markdown link: "File [~/x.py:64](http://host/lab/tree/x.py#line=63), in f"
     lazy_compile(r'^\s*File \[(?P<file>[^\]\s]+?\.py):(?P<line>\d+)\]\([^)\s]*\)(?:, in (?P<func>.+))?\s*$'),
-    # (a module's own frame has no arguments: "~\\.conda\\envs\\py3\\lib\\site-packages\\torch\\__init__.py in <module>")
-    # (Python 2's IPython names the compiled file: "/usr/local/lib/python2.7/dist-packages/torch/nn/utils/rnn.pyc in f(...)")
-    lazy_compile(r'^(?P<file>[^\s"]+\.pyc?) in (?P<func>[\w<>.]+)(?:\(.*|(?<=<module>)\s*)$'),
+    # (a module's own frame has no arguments: "~\\.conda\\envs\\py3\\lib\\site-packages\\torch\\__init__.py in <module>"; a rooted
+    # path may hold spaces; Python 2's IPython names the compiled file: "/usr/local/lib/python2.7/.../rnn.pyc in f(...)")
+    lazy_compile(r'^(?P<file>(?:~|[A-Za-z]:)?[\\/][^"\n]*?\.pyc?|[^\s"]+\.pyc?) in (?P<func>[\w<>.]+)(?:\(.*|(?<=<module>)\s*)$'),
     # (a Databricks notebook's cell: "<command-1357939202606131> in <module>")
     lazy_compile(r'^(?P<file><(?:ipython-input-[\w-]+|command-\d+)>) in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
     # A notebook cell: "Cell In[3], line 1" (IPython 8.4 and later, ", in f(x)" for a function defined there),

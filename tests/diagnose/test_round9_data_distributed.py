@@ -164,7 +164,8 @@ def test_deepspeed_cpu_adam_undefined_tensor_needs_its_frame():
                       "group['eps'],\n"
                       "[rank0]: RuntimeError: tensor does not have a device")
     assert_names(d, "distributed.deepspeed_cpu_optimizer_undefined_tensor", ["cpu_adam.py", "offload"])
-    assert _unclaimed("RuntimeError: tensor does not have a device")
+    # the bare line (no DeepSpeed frame) gets the general rule, which names no DeepSpeed kernel
+    assert explain_paste("RuntimeError: tensor does not have a device").rule == "device.undefined_tensor_no_device"
 
 
 def test_store_wait_timeout_live():
