@@ -86,6 +86,11 @@ def _quiet_until(triggers: list[int], index: int, count: int) -> int:
     return ahead if ahead - index > TAIL_LINES else index
 
 
+def _lines(stretch: SkippableBlock | list[str]) -> list[str]:
+    """The last lines of a quiet stretch: a block skipped unread, or the lines kept of one."""
+    return stretch.last_lines() if isinstance(stretch, SkippableBlock) else stretch
+
+
 def _after(before: SkippableBlock | list[str] | None, stretch: SkippableBlock | list[str],
            whole: bool) -> SkippableBlock | list[str]:
     """The quiet stretch to read once a line is read: stretch, after the end of the one before it when stretch is
@@ -93,17 +98,16 @@ def _after(before: SkippableBlock | list[str] | None, stretch: SkippableBlock | 
     in the second)."""
     if before is None or not whole:
         return stretch
-    lines = stretch.last_lines() if isinstance(stretch, SkippableBlock) else stretch
+    lines = _lines(stretch)
     if len(lines) >= TAIL_LINES:
         return stretch
-    return ((before.last_lines() if isinstance(before, SkippableBlock) else before) + lines)[-TAIL_LINES:]
+    return (_lines(before) + lines)[-TAIL_LINES:]
 
 
-def _catch_up(scanner: Scanner, quiet: SkippableBlock | list[str] | None, number: int) -> Iterator[FoundError]:
-    """Give the scanner the last lines of the stretch skipped unread (a block, or its lines), if any; the last of them
-    is line number."""
-    if quiet is not None:
-        yield from scanner.catch_up(number, quiet.last_lines() if isinstance(quiet, SkippableBlock) else quiet)
+def _catch_up(scanner: Scanner, quiet: SkippableBlock | list[str] | None, number: int) -> Iterable[FoundError]:
+    """The scanner reading the last lines of the stretch skipped unread (a block, or its lines), if any; the last of
+    them is line number."""
+    return scanner.catch_up(number, _lines(quiet)) if quiet is not None else ()
 
 
 def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None = None,
