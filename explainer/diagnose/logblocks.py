@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from .loglines import MAX_MESSAGE_CHARS, clean_line_record
-from .logpatterns import EMBEDDED_RE, TRACEBACK_RE, TRIGGER_RE
-from .logscan import FoundError, Scanner, scan
+from .logpatterns import EMBEDDED_RE, RANK_TAG_RES, TRACEBACK_RE, TRIGGER_RE
+from .logscan import STALE_LINES, FoundError, Scanner, scan
 from .textframes import frame_match
 
 MAX_PENDING_CHARS = 1 << 20
@@ -67,10 +67,10 @@ class SkippableBlock:
         return tail_lines(str(self.data[-TAIL_BYTES:], "utf-8", "replace"), len(self.data) > TAIL_BYTES)
 
 
-def _trigger_lines(body: str) -> list[int]:
-    """The (zero-based) lines of body that hold a trigger literal, in order."""
+def _trigger_lines(body: str, pattern=TRIGGER_RE) -> list[int]:
+    """The (zero-based) lines of body that hold a trigger literal (or pattern), in order."""
     found, line, counted = [], 0, 0
-    for trigger in TRIGGER_RE.finditer(body):
+    for trigger in pattern.finditer(body):
         line += body.count("\n", counted, trigger.start())
         counted = trigger.start()
         if not found or found[-1] != line:
@@ -84,6 +84,37 @@ def _quiet_until(triggers: list[int], index: int, count: int) -> int:
     at = bisect.bisect_left(triggers, index)
     ahead = triggers[at] if at < len(triggers) else count
     return ahead if ahead - index > TAIL_LINES else index
+
+
+def _quiet_end(scanner: Scanner, triggers: list[int], body: str, index: int, count: int,
+               stops: list[int] | None) -> tuple[int, list[int] | None]:
+    """Where the stretch of a block's lines from index that need not be read one by one ends (index if it is short or
+    there is none), and the block's stops (_stops, found when first needed): while nothing is open, the lines before a
+    trigger's; while only ranks' messages are (one stays open until STALE_LINES lines pass), the lines before a
+    trigger's or a rank's tag."""
+    if scanner.idle():
+        return _quiet_until(triggers, index, count), stops
+    if not scanner.ranks_waiting():
+        return index, stops
+    stops = _stops(triggers, body) if stops is None else stops
+    return _quiet_until(stops, index, count), stops
+
+
+def _stops(triggers: list[int], body: str) -> list[int]:
+    """The lines of body a stretch skipped while ranks' messages are open must not pass: a trigger's, or a rank's tag."""
+    return sorted(set(triggers).union(*(_trigger_lines(body, pattern) for pattern in RANK_TAG_RES)))
+
+
+def _expire_skipped(scanner: Scanner, first: int, last: int) -> Iterator[FoundError]:
+    """The expiry checks Scanner.feed makes on lines first..last, skipped unread while only ranks' messages were open
+    (each of those lines would have gone to the untagged stream); nothing while nothing is open."""
+    for number in range(-(-first // STALE_LINES) * STALE_LINES, last + 1, STALE_LINES):
+        if scanner.idle():
+            return
+        scanner.last_line[None] = number
+        yield from scanner.expire(number)
+    if last >= first and not scanner.idle():
+        scanner.last_line[None] = last
 
 
 def _lines(stretch: SkippableBlock | list[str]) -> list[str]:
@@ -122,6 +153,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
     scanner = scanner if scanner is not None else Scanner()
     lone = LoneLines() if lone_lines else None
     number = 0
+    counted = 0  # the last line fed, or passed over while ranks' messages were open (_expire_skipped)
     pending = ""
     # The latest stretch skipped unread: only its last lines are read (Scanner.catch_up), and only once something
     # after it is read, so a long quiet log pays for one tail, not one per block.
@@ -158,10 +190,13 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
         triggers = _trigger_lines(body) if from_file or lone is not None else []
         if lone is not None:
             lone.collect(lines, triggers, number)
-        index = 0
+        index, stops = 0, None
         while index < len(lines):
-            ahead = _quiet_until(triggers, index, len(lines)) if from_file and scanner.idle() else index
+            ahead, stops = _quiet_end(scanner, triggers, body, index, len(lines), stops) if from_file else (index, stops)
             if ahead > index:  # a quiet stretch inside the block: skipped as a quiet block is
+                # (ranks' messages left open are closed where reading each line would close them)
+                yield from _expire_skipped(scanner, counted + 1, number + ahead - index - TAIL_LINES)
+                counted = max(counted, number + ahead - index - TAIL_LINES)
                 quiet, numbered = lines[ahead - TAIL_LINES:ahead], True  # (its tail read once a line is read)
                 number += ahead - index
                 index = ahead
@@ -171,6 +206,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
                 yield found
             quiet = None
             number += 1
+            counted = number
             index += 1
     if pending and lone is not None:
         lone.collect([pending], _trigger_lines(pending), number)  # (a last line with no newline after it)

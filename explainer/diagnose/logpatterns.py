@@ -199,6 +199,8 @@ GREP_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failur
                  "called", "发生异常", "xitcode", "countered in worker", "Could not do one pass", "Neither dataset nor", "File ", '", line ',
                  "py in ", "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL", "<class '",
                  "with the following error", "cognized arguments", "](http")
+# A rank's tag holds one of these (RANK_RE; Ray's and vLLM's "rank=3"): searched one by one, each far faster than together.
+RANK_TAG_RES = tuple(lazy_compile(re.escape(literal)) for literal in ("rank", "[default", "]<std"))
 INLINE_CODE_RE = lazy_compile(r"`([^`\n]{8,2000})`")
 # Python's header, or IPython's: the error type, then "Traceback (most recent call last)" at the right margin.
 # (a web page that collapsed IPython's run of spaces leaves one: "RuntimeError Traceback (most recent call last)")

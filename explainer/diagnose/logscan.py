@@ -401,6 +401,12 @@ class Scanner:
     def idle(self) -> bool:
         return all(s.current is None and not s.in_traceback for s in self.streams.values())
 
+    def ranks_waiting(self) -> bool:
+        """Only ranked streams' messages are open (no traceback), and no untagged line can go on to one: a line with no
+        rank's tag changes nothing but when they expire (logblocks skips a stretch of such lines)."""
+        return self.previous_rank is None and self.held is None and all(
+            not s.in_traceback and (rank is not None or s.current is None) for rank, s in self.streams.items())
+
     def expire(self, number: int) -> Iterator[FoundError]:
         """Close what a stream left open when it has been silent for STALE_LINES lines: a rank whose
         traceback ended the log's output for that rank must not hold its error back until the end."""

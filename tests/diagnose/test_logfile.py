@@ -10,7 +10,7 @@ import pytest
 from explainer.diagnose import logfile as _logfile
 from explainer.cli.explain import explain_input, explain_stream
 
-from conftest import ROOT
+from conftest import ROOT, corpus_message
 
 LOGS = ROOT / "fixtures" / "logs"
 pytestmark = pytest.mark.skipif(shutil.which("grep") is None, reason="the fast path needs grep")
@@ -131,3 +131,24 @@ def test_grep_marks_the_block_of_every_trigger_literal(tmp_path, small_blocks):
     assert len(blocks) > 2 * len(TRIGGER_LITERALS)
     found = b"".join(bytes(b.data) for b in blocks if b.has_trigger).decode()
     assert [t for t in TRIGGER_LITERALS if t not in found] == []
+
+
+def test_a_ranks_message_left_open_does_not_make_the_healthy_lines_after_it_read_one_by_one(tmp_path, small_blocks,
+                                                                                            monkeypatch):
+    """A rank's error stays open until STALE_LINES lines pass without that rank (a tagged line may go on with it): the
+    untagged healthy lines after it are skipped as when nothing is open, and it is closed where reading every line
+    closes it (so it is reported in the same order)."""
+    from explainer.diagnose.logscan import Scanner
+
+    ranked = [corpus_message(where) + "\n" for where in ("r41_c.yaml#48", "r34_c.yaml#14")]
+    errors = [ranked[0], (LOGS / "dataloader_worker.log").read_text(encoding="utf-8"), ranked[1], ranked[0]]
+    path = tmp_path / "train.log"
+    _write_log(path, errors, lines_between=1500)
+    fed, feed = [], Scanner.feed
+    monkeypatch.setattr(Scanner, "feed", lambda self, number, raw: fed.append(number) or feed(self, number, raw))
+    found = [d.to_dict() for d in explain_input(str(path))]
+    read = len(set(fed))
+    assert found == _plain(path)
+    assert [d["facts"]["ranks"] for d in found if d["rule"] and d["rule"].startswith("dtype.")] == [[0], [0]]
+    error_lines = sum(error.count("\n") for error in errors) + 1
+    assert read < error_lines + 6 * 32, f"{read} lines read one by one, for {error_lines} lines of errors"
