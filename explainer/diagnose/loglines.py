@@ -90,6 +90,8 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool, str, str]:
             line, new_record, source, glog = _inner_prefix(line, new_record, source, glog)
     if line[:1] in MARKDOWN_LEADS or line[-1:] in ("`", "_") or line[:3] == " **":
         line = _unmarked(line)
+        if rank is None and line[:5] == "[rank" and (tagged := RANK_RE.match(line)) is not None:
+            rank, line = int(tagged.group("rank")), line[tagged.end():]  # a rank's line pasted in bold and quotes
     return line, rank, new_record, source, glog
 
 
@@ -109,7 +111,10 @@ def _unmarked(line: str) -> str:
             line = core  # an error line in quotes ("RuntimeError: Expected 4-dimensional input ...")
     elif line.lstrip(" ")[:1] in "*#" or line[:1] == "_" and line.rstrip()[-1:] == "_":
         core = line.strip().strip("*_").lstrip("# ").strip("*_")  # markdown bold, italics, headings (not `_pickle.X`)
-        if core and (EXCEPTION_RE.match(core) or core.startswith('File "') and line.lstrip(" ")[:2] == "**"):
+        if len(core) > 2 and core[0] in "\"'" and core[-1] == core[0]:
+            core = core[1:-1]  # quotes inside the bold: **"[rank0]: RuntimeError: ..."**
+        if core and (EXCEPTION_RE.match(core) or core.startswith('File "') and line.lstrip(" ")[:2] == "**"
+                     or core[:5] == "[rank" and RANK_RE.match(core)):
             line = core  # (and the first frame of a traceback pasted in bold: ' **File "x.py", line 1, in f')
     elif line[:1] != "_" and line.rstrip()[-2:] != "__" and (alone := EXCEPTION_RE.match(line.rstrip()[:-1])) \
             and alone.group("msg") is None:

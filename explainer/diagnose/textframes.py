@@ -13,7 +13,7 @@ from explainer._diagnosis import Location
 from explainer._lazyre import lazy_compile
 
 # ("文件": a translated "File"; "file": lowercased; ", in" alone, File "": markdown ate "<module>", "<frozen ...>")
-FRAME_RE = lazy_compile(r'^\s*`?\s*(?:[Ff]ile |文件)["“](?P<file>[^"“”]*)["”], line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$')
+FRAME_RE = lazy_compile(r'^\s*`{0,3}\s*(?:[Ff]ile |文件)["“](?P<file>[^"“”]*)["”], line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$')
 # A frame line whose beginning was cut off in the paste: 'tph-yolov5/utils/loss.py", line 243, in build_targets'.
 CUT_FRAME_RE = lazy_compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$')
 # pytest's report (--tb=short, and the middle entries of its default --tb=auto): "path/to/x.py:123: in forward", then
