@@ -195,8 +195,9 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
             ahead, stops = _quiet_end(scanner, triggers, body, index, len(lines), stops) if from_file else (index, stops)
             if ahead > index:  # a quiet stretch inside the block: skipped as a quiet block is
                 # (ranks' messages left open are closed where reading each line would close them)
-                yield from _expire_skipped(scanner, counted + 1, number + ahead - index - TAIL_LINES)
-                counted = max(counted, number + ahead - index - TAIL_LINES)
+                before_tail = number + ahead - index - TAIL_LINES  # the last line skipped before the tail kept
+                yield from _expire_skipped(scanner, counted + 1, before_tail)
+                counted = max(counted, before_tail)
                 quiet, numbered = lines[ahead - TAIL_LINES:ahead], True  # (its tail read once a line is read)
                 number += ahead - index
                 index = ahead

@@ -80,9 +80,9 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool, str, str]:
         glog = found.group() if source else ""
         if rank is None and groups.get("rank"):
             rank = int(groups["rank"])  # the worker's rank in its prefix
-        if rank is None and line[:5] == "[rank" and (tagged := RANK_RE.match(line)) is not None:
+        if rank is None and (tagged := _rank_tagged(line)) is not None:
             # a rank's line as Ray or vLLM printed it: "(RayWorkerWrapper pid=4009) [rank1]:[E ProcessGroupNCCL.cpp:563] "
-            rank, line = int(tagged.group("rank")), line[tagged.end():]
+            rank, line = tagged
             line, new_record, source, glog = _inner_prefix(line, new_record, source, glog)
         elif prefix in OUTER_PREFIXES and line:
             # what a worker printed through Ray or docker, with its own prefix: "(WorkerDict pid=798105) [W1110
@@ -90,9 +90,15 @@ def clean_line_record(line: str) -> tuple[str, int | None, bool, str, str]:
             line, new_record, source, glog = _inner_prefix(line, new_record, source, glog)
     if line[:1] in MARKDOWN_LEADS or line[-1:] in ("`", "_") or line[:3] == " **":
         line = _unmarked(line)
-        if rank is None and line[:5] == "[rank" and (tagged := RANK_RE.match(line)) is not None:
-            rank, line = int(tagged.group("rank")), line[tagged.end():]  # a rank's line pasted in bold and quotes
+        if rank is None and (tagged := _rank_tagged(line)) is not None:
+            rank, line = tagged  # a rank's line pasted in bold and quotes
     return line, rank, new_record, source, glog
+
+
+def _rank_tagged(line: str) -> tuple[int, str] | None:
+    """(N, the rest of the line) for a line that begins with a rank's "[rankN]:" tag, else None."""
+    tagged = RANK_RE.match(line) if line[:5] == "[rank" else None
+    return (int(tagged.group("rank")), line[tagged.end():]) if tagged is not None else None
 
 
 def _unmarked(line: str) -> str:
@@ -114,7 +120,7 @@ def _unmarked(line: str) -> str:
         if len(core) > 2 and core[0] in "\"'" and core[-1] == core[0]:
             core = core[1:-1]  # quotes inside the bold: **"[rank0]: RuntimeError: ..."**
         if core and (EXCEPTION_RE.match(core) or core.startswith('File "') and line.lstrip(" ")[:2] == "**"
-                     or core[:5] == "[rank" and RANK_RE.match(core)):
+                     or _rank_tagged(core) is not None):
             line = core  # (and the first frame of a traceback pasted in bold: ' **File "x.py", line 1, in f')
     elif line[:1] != "_" and line.rstrip()[-2:] != "__" and (alone := EXCEPTION_RE.match(line.rstrip()[:-1])) \
             and alone.group("msg") is None:
