@@ -68,8 +68,9 @@ PREFIX_RES += [VLLM_PREFIX_RE, RAY_PREFIX_RE, DOCKER_PREFIX_RE, PYTEST_PREFIX_RE
 # prefixes the traceback they log line by line, an exception group's column its member's traceback; other prefixes
 # start a record
 # torch_xla's xla_dist, on every line a TPU pod's worker printed: "2021-04-23 18:14:43 10.164.0.29 [3] " (the time, the
-# worker's address and its index in the pod)
-XLA_DIST_PREFIX_RE = lazy_compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \d{1,3}(?:\.\d{1,3}){3} \[\d+\](?: |$)")
+# worker's address and its index in the pod); LibKGE's log has the same shape, the job's short id after the time
+# ("2021-08-16 11:12:01.946932 [dc8a8332] "): both keep the line's own indent
+XLA_DIST_PREFIX_RE = lazy_compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?: \d{1,3}(?:\.\d{1,3}){3} \[\d+\]|\.\d{6} \[[0-9a-f]{8}\])(?: |$)")
 # pdsh (DeepSpeed's and other multi-node launchers), on every line a node printed: its address or its host's name,
 # "29.127.65.230: [rank0]: ...", "worker0: ValueError: ..." (a name that ends in its number, no other host name; not
 # pybind11's "arg0: torch.Tensor, ..." of a signature wrapped onto a line of its own)

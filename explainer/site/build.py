@@ -19,7 +19,9 @@ from explainer.rules.base import RuleBase, build_rulebase
 from explainer.rules.files import GUIDES_DIR, builtin_rules_dir
 
 from .pages import DEFAULT_OUT, DEFAULT_WORK, EXAMPLE_PACK, SITE_DIR, SiteError, SiteGenerator, load_guides
-from .search import search_separator
+from .search import search_fields, search_separator
+
+HOOK = Path(__file__).with_name("mkdocs_hook.py")
 
 # --- figures: curves of real training runs ---
 
@@ -102,8 +104,9 @@ def generate(work: Path, out: Path, *, rulebase: RuleBase | None = None, local: 
     runs = write_figures(docs)
     config = work / "mkdocs.yml"
     # The search plugin with the separator that keeps a pasted message's stop words, numbers and
-    # punctuation out of the query (search.py says why); the rest of site/mkdocs.yml is inherited.
-    search = {"search": {"separator": search_separator()}}
+    # punctuation out of the query, and the weight of rule pages' messages (search.py says why); the
+    # rest of site/mkdocs.yml is inherited.
+    search = {"search": {"separator": search_separator(), "fields": search_fields()}}
     settings = {
         "INHERIT": os.path.relpath(SITE_DIR / "mkdocs.yml", work),
         "docs_dir": "docs",
@@ -111,6 +114,7 @@ def generate(work: Path, out: Path, *, rulebase: RuleBase | None = None, local: 
         "site_url": configured_runbook_base() or SERVE_URL,
         "nav": nav,
         "plugins": [search],
+        "hooks": [os.path.relpath(HOOK, work)],
     }
     if local:
         settings.update(site_url=None, use_directory_urls=False, plugins=[search, "offline"])
@@ -188,10 +192,11 @@ def stale_files(work: Path = DEFAULT_WORK, out: Path = DEFAULT_OUT, *, rulebase:
         differences = []
         fresh_settings = yaml.safe_load(config.read_text(encoding="utf-8"))
         old_settings = yaml.safe_load(old_config.read_text(encoding="utf-8")) if old_config.is_file() else None
-        # INHERIT is relative to where the config lives: compare the rest.
-        for settings in (fresh_settings, old_settings):
+        # INHERIT and the hooks are relative to where the config lives: compare the files they name.
+        for settings, folder in ((fresh_settings, fresh), (old_settings, work)):
             if settings:
                 settings.pop("INHERIT", None)
+                settings["hooks"] = [(folder / hook).resolve() for hook in settings.get("hooks", [])]
         if fresh_settings != old_settings:
             differences.append("mkdocs.yml")
         differences += _tree_differences(fresh / "docs", work / "docs")

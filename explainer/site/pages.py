@@ -29,6 +29,7 @@ from explainer.rules.rule import FRONT_MATTER_RE, Rule
 
 ROOT = SOURCE_ROOT
 SITE_DIR = ROOT / "site"
+STYLESHEET = "assets/site.css"  # the site's stylesheet (site/mkdocs.yml lists it), copied into the docs
 DEFAULT_WORK = SITE_DIR / "build"
 DEFAULT_OUT = DEFAULT_WORK / "html"
 EXAMPLE_PACK = ROOT / "fixtures" / "team_pack"
@@ -333,7 +334,7 @@ class SiteGenerator:
         for page in [home, index, *rule_pages.values(), *category_pages.values(), *pack_pages.values(),
                      *guide_pages]:
             _write(docs / page.path, page.text.encode("utf-8"))
-        for relative, source in self.files.items():
+        for relative, source in {**self.files, STYLESHEET: SITE_DIR / STYLESHEET}.items():
             _write(docs / relative, source.read_bytes())
 
         def entry(page: Page) -> dict:

@@ -1,5 +1,5 @@
 """How the site's search box reads a pasted error message: the `separator` of mkdocs-material's search
-plugin, built here because it is generated from a word list.
+plugin, built here because it is generated from a word list, and the weight of a rule page's messages.
 
 mkdocs-material 9 appends a trailing wildcard to every word of a query (`found* at* least* two*
 devices*`), and lunr skips its pipeline, stop-word filter included, for a wildcard term. A pasted
@@ -14,6 +14,15 @@ The separator splits both the pages (when the index is built in the browser) and
 matches is neither indexed nor searched for: words are split at ASCII punctuation and whitespace, and a
 whole token that is a stop word, the word "torch", a number or a single character is a separator itself.
 The words left in a query are the ones that say what failed.
+
+Each example message is a heading of its rule's page, a search entry of its own. The theme then raises
+every page's own entry (its title) above sections: a title that shares a few of a pasted message's words
+(another rule's title quoting a similar message) outranked the heading that holds the whole message, for
+about one pasted line in 14 once the site had 1,700 rules. So a rule page's own entry also carries the
+page's message lines as tags (put there by the site's MkDocs hook, mkdocs_hook.py), weighted as a heading
+is (`search_fields`): the page whose messages hold all the pasted words then scores as a whole page does,
+and the theme's bonus for entries that match every query word goes to it. No page shows these tags (the
+site does not use the theme's tags plugin), and the site's stylesheet hides them in search results.
 """
 
 from __future__ import annotations
@@ -50,3 +59,10 @@ def search_separator() -> str:
     dropped = [_any_case(w) for w in sorted((*STOP_WORDS, *UNINFORMATIVE), key=lambda w: (-len(w), w))]
     dropped += [r"\d+", f"[^{_BREAKS}]"]
     return f"[{_BREAKS}]+|(?<![^{_BREAKS}])(?:{'|'.join(dropped)})(?![^{_BREAKS}])"
+
+
+def search_fields() -> dict:
+    """The search plugin's `fields`: the theme's weights for titles (1000) and text (1), and a rule page's
+    message lines, its tags, weighted as a title (the theme's default, a million, would let the words of
+    a page with many long messages outweigh everything else on it)."""
+    return {"title": {"boost": 1000}, "text": {"boost": 1}, "tags": {"boost": 1000}}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 import threading
+import zlib
 from collections import Counter
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -150,7 +151,9 @@ def test_search_finds_a_rule_by_a_fragment_of_its_message(served_site, browser_p
 # is required or excluded, and a hyphen before a colon in one word makes the rest a field name (an
 # invalid query: no results at all). A line with them is not a fair paste for this check.
 QUERY_SYNTAX = re.compile(r'["^~]|(?:^|\s)[+\-]|-\S*:')
-SAMPLE_EVERY = 12  # every 12th rule by id that has a message line to paste: over 30 rules, every category
+# A twelfth of the rules with a message line to paste (over 30, every category), chosen by a hash of the
+# rule id: adding rules adds to the sample instead of shifting it onto other rules.
+SAMPLE_EVERY = 12
 
 
 def _pasteable_lines() -> list[tuple[str, str]]:
@@ -176,7 +179,8 @@ def test_pasting_a_rules_message_line_ranks_its_page_in_the_first_three(served_s
     """A whole message line, stop words and all, as a reader copies it from a rule page: that rule's page
     is among the first 3 result pages. The queries go to the site's own search worker (the one the search
     box uses, with the built index), so that 30 and more searches take seconds."""
-    sample = _pasteable_lines()[::SAMPLE_EVERY]
+    sample = [(rule_id, line) for rule_id, line in _pasteable_lines()
+              if zlib.crc32(rule_id.encode()) % SAMPLE_EVERY == 0]
     assert len(sample) >= 30 and len({rule_id.split(".")[0] for rule_id, _ in sample}) >= 8, sample
     page = browser_page
     page.goto(served_site, wait_until="networkidle")
@@ -199,8 +203,9 @@ def test_pasting_a_rules_message_line_ranks_its_page_in_the_first_three(served_s
     }""", [line for _, line in sample])
     missed = [f"{rule_id}: {line!r} ranked {pages}" for (rule_id, line), pages in zip(sample, ranked)
               if f"rules/{rule_id}/" not in pages]
-    # Known misses (measured at 1 in 34): short lines whose words all recur in other rules' titles, which
-    # the theme boosts as whole pages (device.no_cuda_build's "Torch not compiled with CUDA enabled").
+    # Known misses (62 of all 1,365 pasteable lines with 1,745 rules): lines whose words recur in another
+    # rule's messages or title, such as "ImportError: libcudart.so.10.1: cannot open shared object file:
+    # No such file or directory" beside the rules for other missing libraries.
     assert len(missed) <= len(sample) // 10, (
         f"{len(missed)} of {len(sample)} pasted message lines missed their page:\n" + "\n".join(missed))
 
