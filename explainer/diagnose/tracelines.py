@@ -168,8 +168,9 @@ class TracebackReader:
         "next_tokens = torch.multinomial(probs, num_samples=1)" over the error."""
         stripped = seen.stripped
         elided, self.elided = self.elided, False
-        if ("…" in stripped or "..." in stripped or "⋮" in stripped) and set(stripped) <= ELISION_CHARS \
-                and not self.frames[-1].ipython:
+        # (a vertical ellipsis typed as one dot a line, "   ." three times, counts as well)
+        dots = "…" in stripped or "..." in stripped or "⋮" in stripped or stripped == "."
+        if dots and set(stripped) <= ELISION_CHARS and not self.frames[-1].ipython:
             self.elided = True
             return True
         if elided and stripped and not ARROW_RE.match(seen.line) and not position_marks(stripped):

@@ -1,16 +1,21 @@
 """The common part of jinja2's template language, rendered without importing jinja2 (about 20 ms at a crash).
 
 Rule templates are rendered by a jinja2 ImmutableSandboxedEnvironment with StrictUndefined (templates.py).
-Most of those that are more than `{{ name }}` fields use only `{% if %}` / `{% elif %}` / `{% else %}`,
-the tests `defined`, `undefined` and `none`, `and` / `or` / `not`, comparisons, `+ - * / // % ~`, inline
-`x if c else y`, string and number literals, list and tuple literals, and a few filters. This module reads
-such a template once (a tokenizer and a recursive-descent parser that mirror jinja2's lexer and parser
-rule for rule) into Python closures, and renders it with jinja2's semantics: Python's operators and
-truthiness, jinja2's filters as jinja2 defines them, and an undefined value that fails on any use but
-`is defined` / `is none` / `default`, as StrictUndefined does. There is no eval, and no attribute access,
-subscript or call at all: a template that needs anything else is not in the subset (`parse` returns
-None) and goes to jinja2, which stays the reference (tests/rules/test_template_subset.py compares the two
-on every built-in template).
+Most of those that are more than `{{ name }}` fields use only `{% if %}` / `{% elif %}` / `{% else %}`, the
+tests `defined`, `undefined` and `none`, `and` / `or` / `not`, comparisons, `+ - * / // % ~`, inline `x if c
+else y`, string literals (with escapes) and number literals, list, tuple and dict literals, a few filters,
+subscripts and slices (`x[0]`, `x[-1]`, `x[:3]`, `x[1:]`), calls of a fixed list of str methods
+(`x.split('.')`, `x.startswith('a')`, `x.strip().lower()`: template_values.STR_METHODS, positional arguments
+only) and `{% set name = expr %}`. This module reads such a template once (a tokenizer and a recursive-descent
+parser that mirror jinja2's lexer and parser rule for rule) into Python closures, and renders it with jinja2's
+semantics: Python's operators and truthiness, jinja2's filters as jinja2 defines them, and an undefined value
+that fails on any use but `is defined` / `is none` / `default`, as StrictUndefined does. There is no eval, no
+attribute access, and no call but of those str methods, on values that are str (a method of another value, a
+str key a subscript does not find, or one of jinja2's globals such as `namespace` where no fact has its name,
+raises LeftToJinja when rendering: jinja2 renders it). A template that needs anything else (`{% for %}`, other
+attributes, methods, filters or calls, keyword arguments) is not in the subset (`parse` returns None) and goes
+to jinja2, which stays the reference (tests/rules/test_template_subset.py compares the two on every built-in
+template).
 """
 
 from __future__ import annotations
@@ -22,32 +27,35 @@ from typing import Any, Callable
 
 from explainer._lazyre import cached_compile
 
-from .template_values import (FILTERS, MAX_ARGUMENTS, UNDEFINED, Expr, UndefinedFact, Undefined, binary, both,
-                              chain, conditional, constant, either, joined, sequence)
+from .template_values import (FILTERS, MAX_ARGUMENTS, STR_METHODS, UNDEFINED, Assign, Expr, If, UndefinedFact,
+                              Undefined, binary, both, chain, conditional, constant, either, global_name, joined,
+                              mapping, method_call, sequence, sliced, subscript, write)
 
 
 class NotInSubset(Exception):
     """The template uses something this module does not render: jinja2 does."""
 
 
-# Names jinja2 resolves to its own globals, and the ones it treats specially: left to jinja2.
-_RESERVED = frozenset({"range", "dict", "lipsum", "cycler", "joiner", "namespace", "self", "loop", "super",
-                       "caller", "varargs", "kwargs", "and", "or", "not", "in", "is", "if", "else", "elif",
-                       "endif"})
+# Names jinja2 always treats specially (self), and words its parser reads: left to jinja2.
+_RESERVED = frozenset({"self", "and", "or", "not", "in", "is", "if", "else", "elif", "endif"})
+# jinja2's globals: a fact of the name hides them; without one, jinja2 renders the template.
+_GLOBALS = frozenset({"range", "dict", "lipsum", "cycler", "joiner", "namespace"})
+# Names that jinja2 reads specially in macros, loops and blocks (none in the subset), not set here.
+_NOT_ASSIGNED = _RESERVED | _GLOBALS | {"loop", "super", "caller", "varargs", "kwargs"}
 _CONSTANTS = {"true": True, "True": True, "false": False, "False": False, "none": None, "None": None}
 
-# Inside a tag: what jinja2's lexer reads, less what the subset leaves out (dots, braces, colons, `=`,
-# backslash escapes, number forms other than 12 and 1.5); `**` is read so that it is not taken for `* *`.
+# Inside a tag: what jinja2's lexer reads, less what the subset leaves out (number forms other than 12 and
+# 1.5); `**` is read so that it is not taken for `* *`.
 _TOKEN_RE = cached_compile(r"""
     (?P<space>\s+)
   | (?P<float>\d+\.\d+)
   | (?P<integer>0(?![\d_])|[1-9]\d*(?![\d_]))
   | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
-  | (?P<string>'[^'\\]*'|"[^"\\]*")
-  | (?P<operator>//|\*\*|==|!=|<=|>=|[-+*/%~|(),<>\[\]])
-""", re.VERBOSE)
+  | (?P<string>'[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*")
+  | (?P<operator>//|\*\*|==|!=|<=|>=|[-+*/%~|(),<>\[\]{}.:=])
+""", re.VERBOSE | re.DOTALL)
 _TAG_START_RE = cached_compile(r"\{[{%#]")
-_CLOSERS = {"(": ")", "[": "]"}
+_CLOSERS = {"(": ")", "[": "]", "{": "}"}
 
 
 # Reading: text, and the tokens of each {{ }} and {% %} tag.
@@ -74,7 +82,7 @@ def _tag_tokens(source: str, pos: int, end: str) -> tuple[list[tuple[str, Any]],
 def _track_brackets(text: str, open_brackets: list[str]) -> None:
     if text in _CLOSERS:
         open_brackets.append(_CLOSERS[text])
-    elif text in (")", "]"):
+    elif text in (")", "]", "}"):
         if not open_brackets or open_brackets.pop() != text:
             raise NotInSubset("unbalanced brackets")
 
@@ -84,6 +92,11 @@ def _token(kind: str, text: str) -> tuple[str, Any]:
         return "value", int(text)
     if kind == "float":
         return "value", float(text)
+    if kind == "string" and "\\" in text:  # jinja2's lexer reads escapes as Python's unicode-escape does
+        try:
+            return "string", text[1:-1].encode("ascii", "backslashreplace").decode("unicode-escape")
+        except UnicodeDecodeError:
+            raise NotInSubset("a bad escape") from None
     if kind == "string":
         return "string", text[1:-1]
     return kind, text
@@ -249,16 +262,50 @@ class _Parser:
             operand = self.unary(False)
             node = lambda facts: op(operand(facts))  # noqa: E731
         else:
-            node = self.primary()
-        if self.at(".", "["):
-            raise NotInSubset("attribute or subscript")
+            node = self.postfix(self.primary())
         return self.filters_and_tests(node) if with_filter else node
+
+    def postfix(self, node: Expr) -> Expr:
+        """jinja2's parse_postfix, for what the subset reads: subscripts, slices, and calls of the str methods."""
+        while True:
+            if self.take("["):
+                node = self.subscript(node)
+            elif self.take("."):
+                kind, name = self.peek()
+                if kind != "name" or name not in STR_METHODS or self.peek(1) != ("operator", "("):
+                    raise NotInSubset(f"attribute {name!r}")
+                self.index += 2
+                node = method_call(node, name, self.comma_separated(")"))
+            elif self.at("("):
+                raise NotInSubset("call")
+            else:
+                return node
+
+    def subscript(self, node: Expr) -> Expr:
+        """jinja2's parse_subscribed, `[` read: x[i] or a slice x[a:b:c] (a tuple of several is left out)."""
+        start = None
+        if not self.at(":"):
+            start = self.condexpr()
+            if not self.at(":"):
+                self.expect("]")
+                return subscript(node, start)
+        self.index += 1
+        bounds = [start, self.slice_bound()]
+        if self.take(":"):
+            bounds.append(self.slice_bound())
+        self.expect("]")
+        return sliced(node, bounds)
+
+    def slice_bound(self) -> Expr | None:
+        return None if self.at(":", "]", ",") else self.condexpr()
 
     def primary(self) -> Expr:
         kind, value = self.peek()
         self.index += 1
         if kind == "name" and value in _CONSTANTS:
             return constant(_CONSTANTS[value])
+        if kind == "name" and value in _GLOBALS:
+            return global_name(value)
         if kind == "name" and value not in _RESERVED:
             return lambda facts: facts.get(value, UNDEFINED)
         if kind == "string":
@@ -274,7 +321,23 @@ class _Parser:
             return inner
         if (kind, value) == ("operator", "["):
             return self.list_()
+        if (kind, value) == ("operator", "{"):
+            return self.dict_()
         raise NotInSubset(f"unexpected {value!r}")
+
+    def dict_(self) -> Expr:
+        """jinja2's parse_dict, `{` read: {key: value, ...}, a trailing comma allowed."""
+        pairs: list[tuple[Expr, Expr]] = []
+        while not self.at("}"):
+            if pairs:
+                self.expect(",")
+                if self.at("}"):
+                    break
+            key = self.condexpr()
+            self.expect(":")
+            pairs.append((key, self.condexpr()))
+        self.expect("}")
+        return mapping(pairs)
 
     def list_(self) -> Expr:
         return sequence(self.comma_separated("]"), list)
@@ -327,18 +390,13 @@ class _Parser:
         return lambda facts: check(node(facts))
 
 
-# Statements: text, {{ output }}, and {% if %} ... {% elif %} ... {% else %} ... {% endif %}.
+# Statements: text, {{ output }}, {% if %} ... {% elif %} ... {% else %} ... {% endif %}, {% set name = expr %}.
 
-class _If:
-    def __init__(self, branches: list[tuple[Expr, list]], otherwise: list) -> None:
-        self.branches = branches
-        self.otherwise = otherwise
-
-    def chosen(self, facts: dict) -> list:
-        for test, body in self.branches:
-            if test(facts):
-                return body
-        return self.otherwise
+def _set(tokens: list[tuple[str, Any]]) -> Assign:
+    kind, name = tokens[1]
+    if kind != "name" or name in _NOT_ASSIGNED or name in _CONSTANTS or tokens[2] != ("operator", "="):
+        raise NotInSubset("a set other than {% set name = expr %}")
+    return Assign(name, _expression(tokens, 3, with_condexpr=True))
 
 
 def _expression(tokens: list[tuple[str, Any]], start: int, with_condexpr: bool) -> Expr:
@@ -377,6 +435,8 @@ def _body(pieces: list, index: int, ends: tuple[str, ...]) -> tuple[list, int, l
         elif _tag_name(content) == "if":
             node, index = _if(pieces, index, content)
             body.append(node)
+        elif _tag_name(content) == "set":
+            body.append(_set(content))
         else:
             raise NotInSubset(f"statement {_tag_name(content)!r}")
     if ends:
@@ -384,7 +444,7 @@ def _body(pieces: list, index: int, ends: tuple[str, ...]) -> tuple[list, int, l
     return body, index, None
 
 
-def _if(pieces: list, index: int, tokens: list) -> tuple[_If, int]:
+def _if(pieces: list, index: int, tokens: list) -> tuple[If, int]:
     branches = []
     while True:
         test = _expression(tokens, 1, with_condexpr=False)
@@ -397,17 +457,7 @@ def _if(pieces: list, index: int, tokens: list) -> tuple[_If, int]:
         _bare(tokens)
         otherwise, index, tokens = _body(pieces, index, ("endif",))
     _bare(tokens)
-    return _If(branches, otherwise), index
-
-
-def _write(body: list, facts: dict, out: list[str]) -> None:
-    for node in body:
-        if isinstance(node, str):
-            out.append(node)
-        elif isinstance(node, _If):
-            _write(node.chosen(facts), facts, out)
-        else:
-            out.append(str(node(facts)))
+    return If(branches, otherwise), index
 
 
 class SubsetTemplate:
@@ -417,8 +467,9 @@ class SubsetTemplate:
         self.body = body
 
     def render(self, facts: dict) -> str:
+        """Raises one of RENDER_ERRORS where jinja2 fails, LeftToJinja where only jinja2 knows the result."""
         out: list[str] = []
-        _write(self.body, facts, out)
+        write(self.body, dict(facts), out)  # a copy: {% set %} writes into it
         return "".join(out)
 
 

@@ -2,7 +2,11 @@
 
 A missing fact is UNDEFINED, which fails on every use but `is defined` / `is none` / `default`, as jinja2's
 StrictUndefined does; expressions are closures over the facts that apply Python's operators, as jinja2's
-compiled templates do; the filters are jinja2 3.1's own (autoescape off), and our `plural`.
+compiled templates do; the filters are jinja2 3.1's own (autoescape off), and our `plural`. Subscripts and
+slices behave as the sandbox's getitem does (an index out of range or of the wrong type is undefined), and
+the whitelisted str methods are called only on values that are str. Where the sandbox would do something
+the subset does not copy (look for an attribute named by a str key that was not found, call a method of a
+value that is neither a str nor a number), rendering raises LeftToJinja and jinja2 renders the template.
 """
 
 from __future__ import annotations
@@ -14,6 +18,10 @@ Expr = Callable[[dict], Any]
 
 class UndefinedFact(Exception):
     """A missing fact was used (jinja2's UndefinedError under StrictUndefined)."""
+
+
+class LeftToJinja(Exception):
+    """This rendering needs what only jinja2's sandbox does (its attribute lookup): jinja2 renders the template."""
 
 
 def _fail(*args: Any) -> Any:
@@ -45,6 +53,19 @@ def constant(value: Any) -> Expr:
 
 def sequence(items: list[Expr], kind: type) -> Expr:
     return lambda facts: kind([item(facts) for item in items])
+
+
+def mapping(pairs: list[tuple[Expr, Expr]]) -> Expr:
+    return lambda facts: {key(facts): value(facts) for key, value in pairs}
+
+
+def global_name(name: str) -> Expr:
+    """range, namespace ...: a fact of that name, else jinja2's own global (LeftToJinja)."""
+    def read(facts: dict) -> Any:
+        if name in facts:
+            return facts[name]
+        raise LeftToJinja(f"jinja2's global {name}")
+    return read
 
 
 def conditional(test: Expr, then: Expr, otherwise: Expr) -> Expr:
@@ -79,6 +100,83 @@ def chain(first: Expr, comparisons: list[tuple[Callable, Expr]]) -> Expr:
             left = right
         return result
     return compare
+
+
+# Subscripts, slices and str methods, as the sandbox's getitem, compiled slices and getattr + call do.
+
+def subscript(node: Expr, key_expr: Expr) -> Expr:
+    def get(facts: dict) -> Any:
+        value, key = node(facts), key_expr(facts)
+        try:
+            return value[key]  # an undefined value (or key of a dict) fails here, as StrictUndefined does
+        except (TypeError, LookupError):
+            if isinstance(key, str):
+                raise LeftToJinja("a str key not found: the sandbox then looks for an attribute") from None
+            return UNDEFINED
+    return get
+
+
+def sliced(node: Expr, bounds: list[Expr | None]) -> Expr:
+    """x[a:b:c]: jinja2 compiles a slice to Python's (no getitem), so a wrong type fails."""
+    return lambda facts: node(facts)[slice(*(None if bound is None else bound(facts) for bound in bounds))]
+
+
+# What a template may call on a str: methods that only read it. (format is not here: the sandbox checks it.)
+STR_METHODS: dict[str, Callable] = {name: getattr(str, name) for name in (
+    "split", "rsplit", "splitlines", "partition", "rpartition", "replace", "strip", "lstrip", "rstrip",
+    "count", "find", "rfind", "startswith", "endswith", "upper", "lower", "title", "capitalize",
+    "isdigit", "isalpha", "isalnum", "isspace", "islower", "isupper", "isidentifier")}
+# Values that have none of those methods: the sandbox's getattr gives undefined, and calling it fails.
+_WITHOUT_METHODS = (int, float, bool, type(None))
+
+
+def method_call(node: Expr, name: str, args: list[Expr]) -> Expr:
+    method = STR_METHODS[name]
+
+    def call(facts: dict) -> Any:
+        value = node(facts)
+        if type(value) is str:  # noqa: E721 (a subclass of str may override the method)
+            return method(value, *[arg(facts) for arg in args])
+        if isinstance(value, Undefined) or type(value) in _WITHOUT_METHODS:
+            raise UndefinedFact()
+        raise LeftToJinja(f"{name} of a {type(value).__name__}")  # list.count, a dict's key ...
+    return call
+
+
+# Statements of a parsed template, and how they render.
+
+class If:
+    def __init__(self, branches: list[tuple[Expr, list]], otherwise: list) -> None:
+        self.branches = branches
+        self.otherwise = otherwise
+
+    def chosen(self, facts: dict) -> list:
+        for test, body in self.branches:
+            if test(facts):
+                return body
+        return self.otherwise
+
+
+class Assign:
+    """{% set name = expr %}: later reads of name, in this template, see the value (as jinja2's do: an if
+    opens no scope of its own)."""
+
+    def __init__(self, name: str, value: Expr) -> None:
+        self.name = name
+        self.value = value
+
+
+def write(body: list, facts: dict, out: list[str]) -> None:
+    for node in body:
+        if isinstance(node, str):
+            out.append(node)
+        elif isinstance(node, If):
+            write(node.chosen(facts), facts, out)
+        elif isinstance(node, Assign):
+            facts[node.name] = node.value(facts)
+        else:
+            out.append(str(node(facts)))
+
 
 # jinja2's filters as jinja2 3.1 defines them (autoescape off), and our own `plural`.
 

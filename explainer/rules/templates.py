@@ -2,8 +2,10 @@
 
 Most templates are only `{{ name }}` fields (some with our `plural` filter). Those are read and
 filled without jinja2 (the same result, since facts are plain data). Most others use only conditions,
-comparisons, literals and a few filters: template_subset.py renders those without jinja2, with jinja2's
-results. A crash pays for importing jinja2 (about 20 ms) only when a rule uses more than that.
+comparisons, literals, a few filters, subscripts and slices, read-only str methods (`.split()`,
+`.startswith()` ...) and `{% set %}`: template_subset.py renders those without jinja2, with jinja2's
+results. A crash pays for importing jinja2 (about 20 ms) only when a rule uses more than that (`{% for %}`,
+a dict literal, another attribute or call), or when a value makes the subset hand a rendering over.
 """
 
 from __future__ import annotations
@@ -177,6 +179,7 @@ def render(source: str, facts: dict[str, Any]) -> str | None:
             return None
         return _PLAIN_FIELD_RE.sub(lambda found: _fill(found, facts), source).strip()
     from .template_subset import RENDER_ERRORS, parse  # imported when a template needs it (about 1 ms)
+    from .template_values import LeftToJinja
 
     subset = parse(source)
     if subset is not None:
@@ -184,6 +187,8 @@ def render(source: str, facts: dict[str, Any]) -> str | None:
             return subset.render(facts).strip()
         except RENDER_ERRORS:
             return None
+        except LeftToJinja:  # a case only jinja2's sandbox knows (a method of a list, a str key not found)
+            pass
     from jinja2 import TemplateError
 
     try:

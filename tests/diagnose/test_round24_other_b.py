@@ -20,7 +20,7 @@ CORPUS = [
     ("r24_b.yaml#58", "other.extension_build_failed", ["`vision.o`", "`g++`", "status 1"]),
     ("r24_b.yaml#62", "other.extension_build_failed",
      ["Product.h(145)", "lietorch_gpu.cu", "No space left on device", "TMPDIR", "['ninja', '-v']"]),
-    ("r24_b.yaml#4", "other.extension_build_failed",
+    ("r24_b.yaml#4", "other.nvcc_gcc11_std_function_parameter_packs",
      ["/usr/include/c++/11/bits/std_function.h:435:145", "GCC 11", "CUDA 11.5", "`/usr/bin/nvcc`"]),
     ("r24_b.yaml#29", "other.extension_build_failed", ["`compute_86`", "CUDA 11.1"]),
     ("r24_b.yaml#74", "other.extension_build_failed", ["`-generate-dependencies-with-compile`", "CUDA 10.2", "ninja"]),
