@@ -2,10 +2,11 @@
 
 Most templates are only `{{ name }}` fields (some with our `plural` filter). Those are read and
 filled without jinja2 (the same result, since facts are plain data). Most others use only conditions,
-comparisons, literals, a few filters, subscripts and slices, read-only str methods (`.split()`,
-`.startswith()` ...) and `{% set %}`: template_subset.py renders those without jinja2, with jinja2's
-results. A crash pays for importing jinja2 (about 20 ms) only when a rule uses more than that (`{% for %}`,
-a dict literal, another attribute or call), or when a value makes the subset hand a rendering over.
+comparisons, literals (dicts included), a few filters, subscripts and slices, read-only str methods
+(`.split()`, `.startswith()` ...) and `{% set %}`: template_subset.py renders those without jinja2, with
+jinja2's results. A crash pays for importing jinja2 (about 20 ms) only when a rule uses more than that
+(`{% for %}`, `.get()`, the `map` filter, another attribute or call), or when a value makes the subset hand
+a rendering over.
 """
 
 from __future__ import annotations
