@@ -39,7 +39,7 @@ def evaluate(scenario, jump_factor: float = 100.0) -> dict:
     monitors = []
 
     def watch(model, optimizer):
-        monitors.append(explainer.TrainingMonitor(model, optimizer=optimizer, jump_factor=jump_factor))
+        monitors.append(explainer.TrainingMonitor(model, optimizer=optimizer, jump_factor=jump_factor, quiet=True))
         return monitors[-1]
 
     measured = GEN["train"](scenario, watch=watch)

@@ -115,7 +115,7 @@ TARGET = 1.02  # the monitor's step against a plain one (issue 14)
 def make_step(mode: str, model: nn.Module, batch, loss_fn, check_every: int):
     x, y = batch
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
-    monitor = explainer.TrainingMonitor(model, optimizer=optimizer, check_every=check_every) \
+    monitor = explainer.TrainingMonitor(model, optimizer=optimizer, check_every=check_every, quiet=True) \
         if mode == "monitor" else None
     params = [p for p in model.parameters() if p.requires_grad]
 

@@ -36,7 +36,7 @@ def detect(scenario) -> tuple[int | None, dict | None, str | None]:
     box: dict = {}
 
     def attach(model, optimizer):
-        box["mon"] = explainer.TrainingMonitor(model, optimizer=optimizer)
+        box["mon"] = explainer.TrainingMonitor(model, optimizer=optimizer, quiet=True)
 
     def on_step(step, loss):
         box["mon"].step(loss)

@@ -59,10 +59,30 @@ def _parse_table(raw: bytes) -> dict[str, Any]:
     return table if isinstance(table, dict) else {}
 
 
-def project_settings() -> tuple[dict[str, Any], Path | None]:
-    """The [tool.explainer] table of the nearest pyproject.toml above the working directory."""
-    path = find_pyproject()
+def project_settings(start: Path | None = None) -> tuple[dict[str, Any], Path | None]:
+    """The [tool.explainer] table of the nearest pyproject.toml above start (default: the working directory)."""
+    path = find_pyproject(start)
     return _table(path), path
+
+
+# The folder of the script `python -m explainer SCRIPT` runs: its project's team packs are found from there too.
+_script_folder: Path | None = None
+
+
+def set_script_folder(folder: str | Path | None) -> None:
+    global _script_folder
+    _script_folder = Path(folder) if folder else None
+
+
+def rule_projects() -> list[tuple[dict[str, Any], Path]]:
+    """The [tool.explainer] tables whose `rules` name team packs, with their pyproject.toml: the nearest above
+    the script `python -m explainer` runs first, then the nearest above the working directory."""
+    found: dict[Path, dict[str, Any]] = {}
+    for start in ((_script_folder,) if _script_folder is not None else ()) + (None,):
+        settings, path = project_settings(start)
+        if path is not None:
+            found.setdefault(path, settings)
+    return [(settings, path) for path, settings in found.items()]
 
 
 def configured_runbook_base() -> str | None:
@@ -180,8 +200,10 @@ def start_local_build() -> bool:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / "build.log", "w") as log:
-            subprocess.Popen([sys.executable, "-m", "explainer.site.build"], stdin=subprocess.DEVNULL, stdout=log,
-                             stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
+            # the build finds the team packs the crash did: from the script's folder too
+            script = [str(_script_folder)] if _script_folder is not None else []
+            subprocess.Popen([sys.executable, "-m", "explainer.site.build", *script], stdin=subprocess.DEVNULL,
+                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True)
     except OSError:
         return False
     return True

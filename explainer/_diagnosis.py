@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 CATEGORIES = ("shape", "device", "dtype", "memory", "autograd", "data", "distributed", "numerics", "compile", "other")
 
@@ -53,11 +53,27 @@ class Diagnosis:
             "facts": _jsonable(self.facts),
         }
 
+    def __str__(self) -> str:
+        """The text a crash prints after the traceback (plain, no colour): `print(diagnosis)`."""
+        if _text_renderer is not None:
+            return _text_renderer(self)
+        return f"torch-explainer [{self.rule}] {self.title}\n  {self.summary}\n"
+
     def to_json(self, **extra: Any) -> str:
         data = self.to_dict()
         data.update(extra)
         # ASCII only: the line must stay valid JSON whatever the stream's encoding (PYTHONIOENCODING=ascii).
         return json.dumps(data, ensure_ascii=True, sort_keys=False)
+
+
+# The renderer lives in the diagnose layer, above this one; it registers itself there (every Diagnosis the
+# explainer builds comes through that layer).
+_text_renderer: Callable[[Diagnosis], str] | None = None
+
+
+def set_text_renderer(render: Callable[[Diagnosis], str]) -> None:
+    global _text_renderer
+    _text_renderer = render
 
 
 def shown_place(diagnosis: Diagnosis) -> dict[str, Any] | None:

@@ -17,9 +17,10 @@ from explainer.diagnose.logscan import FoundError
 from explainer.diagnose.render import add_format_argument, first_line, render_json, render_text, use_colour
 from explainer.diagnose.sourceplaces import PYTEST_ID_RE, logged_source, torch_source
 from explainer.diagnose.textframes import raising_frames
-from explainer.rules.base import default_rulebase
+from explainer.rules.base import default_rulebase, problems_notice
 
-from .placing import frame_fact, merge_ranks, note_outer_caller, note_raising_frame, printed_values, raised_last_first
+from .placing import (drop_spans, frame_fact, merge_ranks, merge_spans, note_outer_caller, note_raising_frame, note_span,
+                      printed_together, printed_values, raised_last_first)
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         if not diagnoses and fmt == "text":
             out.write(f"{name}: no error found\n")
     out.flush()
+    sys.stderr.write(problems_notice())  # broken team rules and timed-out patterns, said as the hook says them
     return status
 
 
@@ -145,7 +147,7 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
         seen[key] = diagnosis
     # Several ranks' streams finish at different times: report in the order errors began.
     diagnoses = sorted(seen.values(), key=lambda d: d.facts.get("input_line", 0))
-    diagnoses = join_companions(diagnoses)
+    diagnoses = drop_spans(join_companions(diagnoses))
     link_root_cause(diagnoses)
     return raised_last_first(diagnoses, handling)
 
@@ -189,6 +191,7 @@ def _explained(found: FoundError) -> Diagnosis:
     diagnosis = explain_text(found.text, location=found.location(), frames=found.frames, before=before, extra_facts=extra,
                              context=f"{before}\n{found.issued}" if found.issued else None)  # (the place it was issued at)
     diagnosis.facts["input_line"] = found.line
+    note_span(diagnosis, found)
     if found.node:
         diagnosis.facts["comfyui_node"] = found.node
     note_raising_frame(diagnosis, found)
@@ -350,7 +353,8 @@ def _numberless(text: str) -> str:
 def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
     """A record whose rule `joins` others (anomaly mode's "Error detected in X", printed before or after
     the error it annotates) is part of the explained error next to it in the log: one failure, shown once,
-    led by that error with the companion's summary and location under it (facts.printed_with)."""
+    led by that error with the companion's summary and location under it (facts.printed_with). Two companions of one
+    rule (two scripts' imports failing in one paste) are one failure too: the later one goes under the earlier."""
     rules = default_rulebase().by_id if any(d.rule for d in diagnoses) else {}
     joins = {id(d): rules[d.rule].joins for d in diagnoses if d.rule in rules and rules[d.rule].joins}
     if not joins:
@@ -364,7 +368,8 @@ def join_companions(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
         line = companion.facts.get("input_line", 0)
         warning = _is_warning(companion)  # (a warning is a remark on an error next to it, not on another warning)
         neighbours = [d for d in kept[max(at - 1, 0):at] + kept[at + 1:at + 2]
-                      if d.rule and id(d) not in joins and abs(d.facts.get("input_line", 0) - line) <= FOLD_LINES
+                      if d.rule and (id(d) not in joins or (d.rule == companion.rule and d.facts.get("input_line", 0) < line))
+                      and printed_together(companion, d)
                       and not (warning and _is_warning(d) and not _error_follows(kept, d))
                       and any(fnmatch.fnmatchcase(d.rule, p) for p in patterns)]
         if not neighbours:
@@ -406,6 +411,7 @@ def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str
     if FIRST_RANK in earlier.facts:
         keep.facts[FIRST_RANK] = earlier.facts[FIRST_RANK]
     keep.facts["input_line"] = min(earlier.facts["input_line"], later.facts["input_line"])
+    merge_spans(keep, earlier, later)
     if keep.location is None:
         keep.location = other.location
     return key, keep

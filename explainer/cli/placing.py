@@ -1,6 +1,6 @@
 """Where a pasted traceback places an error beyond its location: the frame that raised, the library's way in, the line
-that called the user's function, and the values loguru printed in the raising frame; and which error of a chain Python
-printed ("During handling of the above exception") leads."""
+that called the user's function, and the values loguru printed in the raising frame; which error of a chain Python
+printed ("During handling of the above exception") leads; and whether two records of a log were printed together."""
 
 from __future__ import annotations
 
@@ -62,6 +62,33 @@ def merge_ranks(diagnosis: Diagnosis, ranks: list[int]) -> None:
     """The ranks that printed another record of the same failure, added to diagnosis's."""
     if ranks:
         diagnosis.facts["ranks"] = sorted(set(diagnosis.facts.get("ranks", [])) | set(ranks))
+
+
+SPAN = "_span"  # the first and last lines of the records a diagnosis was read from; dropped before output
+ADJACENT_LINES = 8  # at most this many lines between two records printed together (blank lines, a logger's line, a banner)
+
+
+def note_span(diagnosis: Diagnosis, found: FoundError) -> None:
+    diagnosis.facts[SPAN] = (found.first or found.line, found.end or found.line + found.text.count("\n"))
+
+
+def merge_spans(keep: Diagnosis, earlier: Diagnosis, later: Diagnosis) -> None:
+    """keep stands for both records now (one failure printed twice): it spans both."""
+    if (one := earlier.facts.get(SPAN)) and (two := later.facts.get(SPAN)):
+        keep.facts[SPAN] = (min(one[0], two[0]), max(one[1], two[1]))
+
+
+def printed_together(one: Diagnosis, other: Diagnosis) -> bool:
+    """Nothing but a few lines between the two records (their tracebacks included): a warning printed long before an
+    error, with the log going on in between, is news of its own, not a part of that error."""
+    first, last = sorted((one.facts.get(SPAN), other.facts.get(SPAN)), key=lambda span: span[0] if span else 0)
+    return first is None or last is None or last[0] - first[1] - 1 <= ADJACENT_LINES
+
+
+def drop_spans(diagnoses: list[Diagnosis]) -> list[Diagnosis]:
+    for diagnosis in diagnoses:
+        diagnosis.facts.pop(SPAN, None)
+    return diagnoses
 
 
 def raised_last_first(diagnoses: list[Diagnosis], handling: dict[int, int]) -> list[Diagnosis]:

@@ -42,8 +42,11 @@ def run_list(args: argparse.Namespace) -> int:
     rulebase = default_rulebase()
     for rule in rulebase.rules:
         print(f"{rule.id:40} {rule.pack:10} {rule.priority:>4}  {rule.title}")
+    for problem in rulebase.team_problems:
+        if not problem.file.endswith(".md"):  # a whole pack left out (a duplicate prefix, no folder): say which
+            print(f"explainer: skipped {problem}", file=sys.stderr)
     if rulebase.problems:
-        print(f"{len(rulebase.problems)} rule file(s) skipped: run 'explainer rules check'", file=sys.stderr)
+        print(f"{len(rulebase.problems)} problem(s) in rule files or packs: run 'explainer rules check'", file=sys.stderr)
     return 0
 
 
@@ -106,12 +109,13 @@ def _print_markdown(text: str) -> None:
     sys.stdout.write(out)
 
 
-def _report(findings, subjects: int, what: str) -> int:
+def _report(findings, subjects: int, what: str, fixtures: int | None = None) -> int:
     failures = [f for f in findings if not f.note]
     for finding in findings:
         print(finding)
     status = f"{len(failures)} problem{'s' if len(failures) != 1 else ''}" if failures else "ok"
-    print(f"explainer rules {what}: {subjects} rule{'s' if subjects != 1 else ''}, {status}",
+    ran = "" if not fixtures else f"; {fixtures} team rule fixture{'s' if fixtures != 1 else ''} run, one process each"
+    print(f"explainer rules {what}: {subjects} rule{'s' if subjects != 1 else ''}, {status}{ran}",
           file=sys.stderr if failures else sys.stdout)
     return 1 if failures else 0
 
@@ -125,22 +129,24 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_test(args: argparse.Namespace) -> int:
-    from explainer.rules.check import Finding, load_scope
+    from explainer.rules.check import Finding, load_scope, run_fixtures
     from explainer.rules.check import run_test as test
 
     from explainer.diagnose.explain import explain_text
 
     scope = load_scope(args.paths)
     findings = test(scope, explain_text)
+    fixture_findings, fixtures = run_fixtures(scope)
+    findings += fixture_findings
     if scope.problems:
         findings.append(Finding("explainer rules test", None, None,
                                 f"{len(scope.problems)} problem(s) keep rules from loading, so they were not tested",
                                 hint="run 'explainer rules check'"))
-    return _report(findings, len(scope.subjects), "test")
+    return _report(findings, len(scope.subjects), "test", fixtures)
 
 
 def run_new(args: argparse.Namespace) -> int:
-    from explainer.rules.check import load_scope
+    from explainer.rules.check import load_scope, run_fixtures
     from explainer.rules.check import run_check as check
     from explainer.rules.check import run_test as test
     from explainer.rules.packs import discover_packs
@@ -156,7 +162,8 @@ def run_new(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {display_path(path)}")
     scope = load_scope([str(p) for p in written if p.suffix == ".md"])
-    status = _report(check(scope) + test(scope), len(scope.subjects), "check and test")
+    fixture_findings, fixtures = run_fixtures(scope)
+    status = _report(check(scope) + test(scope) + fixture_findings, len(scope.subjects), "check and test", fixtures)
     print(f"next: edit {display_path(written[-2])} (summary, fixes, runbook text) and make "
           f"{display_path(written[-1])} call the code that fails; add the pack to EXPLAINER_RULES or to "
           "[tool.explainer] rules in pyproject.toml")

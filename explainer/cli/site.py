@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"explainer: {exc}\n")
         return 1
     print(f"explainer: built {result.pages} pages into {result.out}")
+    for problem in result.skipped:  # a team rule or pack left out: said, as at a crash and in `rules list`
+        sys.stderr.write(f"explainer: not on the site: {problem}\n")
     if args.site_command == "serve":
         return serve(result.out, args.port)
     return 0

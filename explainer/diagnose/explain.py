@@ -391,9 +391,8 @@ def _explain_embedded(embedded: tuple[str, FoundError], text: str, rulebase: Rul
 
 
 def unknown(text: str, location: Location | None) -> Diagnosis:
-    first = text.splitlines()[0] if text else ""
     return Diagnosis(rule=None, category="other", title="No known PyTorch failure matches this error",
-                     summary=f"No rule in the knowledge base matches: {first[:300]}", error=text,
+                     summary="No rule in the knowledge base matches this error.", error=text,
                      location=location)
 
 

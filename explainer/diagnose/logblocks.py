@@ -203,6 +203,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
                 index = ahead
                 continue
             for found in itertools.chain(_catch_up(scanner, quiet, number), scanner.feed(number + 1, lines[index])):
+                found.end = found.end or number  # (a record ends where a line read after it says so)
                 lone = None  # a record found: lines are no longer tried alone
                 yield found
             quiet = None
@@ -214,6 +215,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
     # (a file's last blocks, skipped unread, end at a line whose number is not known: only what follows needs them)
     for found in itertools.chain(_catch_up(scanner, quiet if numbered else None, number),
                                  scanner.feed(number + 1, pending) if pending else (), scanner.finish()):
+        found.end = found.end or number + bool(pending)
         lone = None
         yield found
     if lone is not None:

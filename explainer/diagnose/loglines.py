@@ -38,6 +38,8 @@ class FoundError:
     direct_cause: str = ""  # the first line of the error it was raised from ("The above exception was the direct cause")
     handling: int = 0  # the line of the record it was raised while handling ("During handling of the above exception")
     issued: str = ""  # its first line as printed, where that names the place it was issued at ("f.py:3: UserWarning: ...")
+    first: int = 0  # the line its traceback began on (0: line)
+    end: int = 0  # the last line read with it, blank lines after it included (0: not known)
 
     def location(self) -> Location | None:
         return frames_location(self.frames)

@@ -136,7 +136,7 @@ class _Stream(TracebackReader):
             yield found
         if idle and self.current is None and not self.in_traceback and (kept := line.strip()) and kept.strip("-"):
             self.recent.append((next(self.clock), kept))  # (not a line of dashes: IPython's over its traceback)
-        self.previous = line
+        self.opened, self.previous = number if idle and self.in_traceback else self.opened, line
 
     def before(self) -> list[str]:
         """The last lines printed outside records since the last record ended: this stream's, and where it is a
@@ -177,7 +177,7 @@ class _Stream(TracebackReader):
                     return
                 yield from self._finished()
         if (opened := TRACEBACK_RE.match(line)) is not None:
-            self.in_traceback, self.frames, self.pytest_frames = True, [], []
+            self.in_traceback, self.frames, self.pytest_frames, self.opened = True, [], [], number
             self.traceback_type = (opened.group("ipython") or "").strip()  # IPython's header names the error's type
             return
         frame = None if seen.header else frame_match(line)
@@ -345,8 +345,8 @@ class _Stream(TracebackReader):
         cause = chained if self.direct_chain else None
         before = self.before() or (cause.before if cause is not None else [])  # one failure: the cause's lines
         self.current = FoundError("", frames, number, ranks, warning=warning, node=node, before=before,
-                                  logged_line=logged, logged_by=opener.re.pattern if logged else "",
-                                  logged_at=logged_at, values=list(values), issued=issued,
+                                  logged_line=logged, logged_by=opener.re.pattern if logged else "", issued=issued,
+                                  logged_at=logged_at, values=list(values), first=self.opened * self.in_traceback,
                                   direct_cause=cause.text.split("\n", 1)[0][:MAX_CAUSE_CHARS] if cause else "",
                                   handling=chained.line if chained is not None and cause is None else 0)
         self.values, self.chained_from = [], None

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any, TextIO
 
-from explainer._diagnosis import Diagnosis
+from explainer._diagnosis import Diagnosis, shown_place
+from explainer._lazyre import lazy_compile
 
 FORMATS = ("text", "json")
 MAX_FIELD = 500
@@ -14,6 +15,8 @@ MAX_FIELD = 500
 # (the JSON output keeps them whole).
 MAX_SUMMARY = 2000
 MAX_FIX = 1000
+# The type that leads an error line as Python prints it ("ValueError", "torch.OutOfMemoryError"), message or not.
+_ERROR_TYPE_RE = lazy_compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?=:|$)")
 
 
 def add_format_argument(parser, json_means: str) -> None:
@@ -91,7 +94,7 @@ FRAME_FACTS = (("statement", "at "), ("called_from", "called from "), ("called_v
 
 def _rows(diagnosis: Diagnosis) -> list[_Row]:
     if diagnosis.rule is None and not diagnosis.runbook:
-        line = f"torch-explainer: {diagnosis.title.lower()} ({_safe(first_line(diagnosis.error), 120)})."
+        line = f"torch-explainer: {diagnosis.title.lower()}{_unmatched(diagnosis)}."
         return [_Row([], [(line, "dim")]), *_printed_with_rows(diagnosis.facts.get("printed_with"))]
     # No rule but a runbook: the message is another framework's (a foreign rule), said as plainly.
     rows = [
@@ -129,6 +132,17 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
         rows.append(_Row([("  ", None)], [("runbook: ", "dim"), (url, "underline")], wrap=False,
                          link=url if url == diagnosis.runbook else None))
     return rows
+
+
+def _unmatched(diagnosis: Diagnosis) -> str:
+    """' (ValueError at train.py:12)': the error's type and place, never its message, which can hold tensor values
+    or private data (and was printed just above)."""
+    found = _ERROR_TYPE_RE.match(first_line(diagnosis.error).strip())
+    parts = [found.group()] if found else []
+    place = shown_place(diagnosis)
+    if isinstance(place, dict) and place.get("file"):
+        parts.append(f"at {place['file']}:{place.get('line')}")
+    return f" ({_safe(' '.join(parts), 300)})" if parts else ""
 
 
 def _frame_rows(facts: dict[str, Any]) -> list[_Row]:

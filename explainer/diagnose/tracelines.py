@@ -42,6 +42,7 @@ class TracebackReader:
     reported: bool  # a record was found in this stream
     last_done: FoundError | None  # the last record finished
     elided: bool = False  # the line before stood for frames the paste left out
+    opened: int = 0  # the line the traceback being read began on
     unended: list[Frame]  # the frames of the last traceback a line outside it ended, with no error line under them
     lines: list[str]  # the open record's lines
     embedded_depth: int

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import importlib.machinery
-import io
 import os
 import re
 import signal
@@ -12,7 +11,10 @@ import sys
 import threading
 import types
 
+from explainer._config import set_script_folder
+
 from .install import install
+from .source import compile_script
 
 
 def script_path(path: str) -> str:
@@ -28,9 +30,16 @@ def run_script(path: str, args: list[str], fmt: str | None = None) -> int:
         return 2
     sys.argv = [path, *args]
     sys.path[0] = os.path.dirname(os.path.realpath(filename))
+    set_script_folder(os.path.dirname(filename))  # its project's team packs, wherever it is run from
+    try:
+        code = compile_script(filename)
+    except SyntaxError as error:
+        # Python reports it with no traceback, through the hook the script found (not ours: nothing to explain).
+        sys.excepthook(type(error), error.with_traceback(None), None)
+        return 1
     install(fmt)
     try:
-        _exec_as_main(filename)
+        _exec_as_main(filename, code)
     except SystemExit:
         raise
     except BaseException as exc:  # noqa: BLE001 - every uncaught exception is reported like Python does
@@ -43,7 +52,7 @@ def run_script(path: str, args: list[str], fmt: str | None = None) -> int:
     return 0
 
 
-def _exec_as_main(filename: str) -> None:
+def _exec_as_main(filename: str, code: types.CodeType) -> None:
     """What the interpreter does for `python SCRIPT`: a fresh __main__ module, the script's code in it."""
     main = types.ModuleType("__main__")
     main.__file__ = filename
@@ -51,9 +60,6 @@ def _exec_as_main(filename: str) -> None:
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", filename)
     main.__spec__ = None
     sys.modules["__main__"] = main
-    with io.open_code(filename) as handle:
-        source = handle.read()
-    code = compile(source, filename, "exec", dont_inherit=True)
     # What a call from the script's top level reads here, measured through the same exec at the same depth.
     here: list[int | None] = [None]
     _exec(_PROBE, {"_explainer_depth": here, "_explainer_read": _recursion_depth})

@@ -6,7 +6,12 @@ Findings print as `file:line: rule ID: message` so editors and CI logs link to t
 from __future__ import annotations
 
 import functools
+import os
 import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -340,3 +345,68 @@ def _timeout(rule: Rule, example: Example, what: str) -> Finding:
     return Finding(rule.file, example.line, rule.id,
                    f"{what}: a pattern took over {MATCH_TIMEOUT_S}s to match and was stopped",
                    hint="the pattern backtracks catastrophically: avoid nested repeats such as (a|aa)+ or (\\w+\\s?)*")
+
+
+# --- team rules' fixtures: each run in its own interpreter, as `python FIXTURE` runs it ---
+
+FIXTURE_TIMEOUT_S = 60
+_TIMED_OUT = object()
+# Writes the message the script raises, as Python prints it, to the file named first (its output is its own).
+_RUN_FIXTURE = """\
+import os, runpy, sys, traceback
+out, path = sys.argv[1], sys.argv[2]
+sys.argv, sys.path[0] = [path], os.path.dirname(path)
+try:
+    runpy.run_path(path, run_name="__main__")
+except BaseException as exc:
+    with open(out, "w", encoding="utf-8") as handle:
+        handle.write("".join(traceback.format_exception_only(type(exc), exc)).rstrip("\\n"))
+"""
+
+
+def run_fixtures(scope: Scope) -> tuple[list[Finding], int]:
+    """Run each team rule's `fixture:` script (all at once, one process each, stopped after FIXTURE_TIMEOUT_S) and
+    check what it raises: its rule claims the message, and an example whose source is the fixture is that message
+    verbatim. Built-in rules' fixtures are the test suite's to run. Returns the findings and how many ran."""
+    folders = {pack.prefix: pack.folder for pack in scope.rulebase.packs}
+    runs = [(rule, folders[rule.pack]) for rule in scope.subjects
+            if rule.pack in folders and rule.fixture and (folders[rule.pack] / rule.fixture).is_file()]
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+        raised = list(pool.map(lambda run: _raise(run[1] / run[0].fixture, run[1]), runs))
+    findings = [f for (rule, _), text in zip(runs, raised) for f in _fixture_findings(scope.rulebase, rule, text)]
+    return findings, len(runs)
+
+
+def _raise(script: Path, pack_folder: Path) -> object:
+    """The message script raises (None: it raised nothing; _TIMED_OUT: it was stopped), run from its pack's folder."""
+    with tempfile.TemporaryDirectory(prefix="explainer-fixture-") as scratch:
+        out = Path(scratch) / "raised.txt"
+        try:
+            subprocess.run([sys.executable, "-c", _RUN_FIXTURE, str(out), str(script.resolve())], cwd=pack_folder,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=FIXTURE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            return _TIMED_OUT
+        return out.read_text(encoding="utf-8", errors="replace") if out.is_file() else None
+
+
+def _fixture_findings(rulebase: RuleBase, rule: Rule, text: object) -> list[Finding]:
+    what = f"fixture {rule.fixture}"
+    if text is _TIMED_OUT:
+        return [Finding(rule.file, rule.line, rule.id, f"{what} ran over {FIXTURE_TIMEOUT_S}s and was stopped",
+                        hint="a fixture only raises the rule's error: no training, no waiting")]
+    if not isinstance(text, str):
+        return [Finding(rule.file, rule.line, rule.id, f"{what} raised no error",
+                        hint="the fixture is a script that raises the rule's message when run as `python FIXTURE`")]
+    shown = text if len(text) <= 300 else text[:300] + "..."
+    claimed = rulebase.claim(text)
+    if claimed is None or claimed.rule.id != rule.id:
+        by = f"claimed first by {claimed.rule.id}" if claimed else "which no rule matches"
+        return [Finding(rule.file, rule.line, rule.id, f"{what} raised {shown!r}, {by}",
+                        hint="the error's wording changed, or the script fails before the call: make the pattern "
+                             "and the example the message as it prints now")]
+    return [Finding(rule.file, example.line, rule.id,
+                    f"example {number} (source {example.source}) is not the message its fixture raises: {shown!r}",
+                    hint="examples are verbatim: paste the message exactly as the fixture prints it")
+            for number, example in enumerate(rule.examples, 1)
+            if example.source == rule.fixture and example.message != text]

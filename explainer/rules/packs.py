@@ -1,7 +1,8 @@
 """Team rule packs: folders of rule files with a pack.yaml, found in three places.
 
 In the order they are tried: folders named in $EXPLAINER_RULES (os.pathsep-separated), the `rules`
-list of [tool.explainer] in the nearest pyproject.toml (relative to that file), and installed
+list of [tool.explainer] in the nearest pyproject.toml (relative to that file; under `python -m explainer
+SCRIPT`, the nearest above the script first, then the nearest above the working directory), and installed
 packages exposing an `explainer.rules` entry point. A pack declares the id prefix its rules use.
 """
 
@@ -63,13 +64,14 @@ def pack_folders(environ: dict[str, str] | None = None) -> tuple[list[tuple[Path
         if entry.strip():
             found.append((Path(entry.strip()).expanduser(), f"${ENV_VAR}"))
 
-    from explainer._config import project_settings
+    from explainer._config import rule_projects
 
-    settings, pyproject = project_settings()
-    listed = settings.get("rules", [])
-    if isinstance(listed, str):
-        listed = [listed]
-    if pyproject is not None and listed:
+    for settings, pyproject in rule_projects():
+        listed = settings.get("rules", [])
+        if isinstance(listed, str):
+            listed = [listed]
+        if not listed:
+            continue
         shown = display_path(pyproject)
         if not isinstance(listed, list) or not all(isinstance(p, str) for p in listed):
             problems.append(RuleError(shown, "[tool.explainer] rules must be a list of folders",
@@ -275,9 +277,11 @@ def discover_packs(extra: list[tuple[Path, str]] | None = None, environ: dict[st
             continue
         if pack.prefix in by_prefix:
             first = by_prefix[pack.prefix]
-            problems.append(RuleError(display_path(pack.pack_file),
-                                      f"prefix {pack.prefix!r} is already claimed by {display_path(first.pack_file)}",
-                                      hint="each pack needs its own prefix"))
+            problems.append(RuleError(
+                display_path(pack.pack_file),
+                f"prefix {pack.prefix!r} is already claimed by {display_path(first.pack_file)} (named by "
+                f"{first.origin}): this pack in {display_path(folder)} (named by {origin}) is skipped",
+                hint="each pack needs its own prefix: rename one, or stop naming one of the two folders"))
             continue
         if pack.probes is not None:
             if before_probes is not None:

@@ -201,12 +201,14 @@ def _repro_script(rule_id: str, example: str) -> str:
 
     if not module and _prints_verbatim(getattr(builtins, name, None), message):
         return (f"# Raises the message of {rule_id} exactly as it prints. Replace the raise with the call\n"
-                f"# into your code that fails this way, so the example keeps being checked against it.\n"
+                f"# into your code that fails this way: `explainer rules test` runs this script and checks\n"
+                f"# that the rule claims what it raises and that the example is that message, verbatim.\n"
                 f"raise {name}({message!r})\n")
     # Python prints a class's module before its name, except for __main__: keep the example's spelling.
     module_line = f"    __module__ = {module!r}\n" if module else "    pass\n"
     return (f"# Raises the message of {rule_id} exactly as it prints. Replace this class and the raise with\n"
-            f"# the call into your code that fails this way, so the example keeps being checked against it.\n"
+            f"# the call into your code that fails this way: `explainer rules test` runs this script and checks\n"
+            f"# that the rule claims what it raises and that the example is that message, verbatim.\n"
             f"class {name}(Exception):\n{module_line}\n\nraise {name}({message!r})\n")
 
 

@@ -52,11 +52,12 @@ class History:
     train: list[float] = field(default_factory=list)
     val_steps: list[float] = field(default_factory=list)
     val: list[float] = field(default_factory=list)
+    monitored: bool = False  # TrainingMonitor's figures (its history, or a log with its grad_norm column)
 
     @classmethod
-    def from_rows(cls, rows: Iterable[tuple[float, float | None, float | None]]) -> "History":
+    def from_rows(cls, rows: Iterable[tuple[float, float | None, float | None]], monitored: bool = False) -> "History":
         """rows of (step, train_loss or None, val_loss or None), sorted by step (stable)."""
-        history = cls()
+        history = cls(monitored=monitored)
         for step, train, val in sorted(rows, key=lambda r: r[0]):
             if train is not None:
                 history.train_steps.append(step)
@@ -75,8 +76,11 @@ def load_history(path: str | Path) -> History:
     """CSV with a header (step, train_loss, optional val_loss; empty cells allowed) or JSON lines."""
     text = Path(path).read_text(encoding="utf-8", errors="replace")
     first = next((line for line in text.splitlines() if line.strip()), "")
-    rows = _json_rows(text) if first.lstrip().startswith("{") else _csv_rows(text)
-    return History.from_rows(rows)
+    is_json = first.lstrip().startswith("{")
+    rows = _json_rows(text) if is_json else _csv_rows(text)
+    # The monitor's log is the only format here with a grad_norm figure: its curve needs no advice to use the monitor.
+    monitored = '"grad_norm"' in first if is_json else "grad_norm" in first.split(",")
+    return History.from_rows(rows, monitored=monitored)
 
 
 def _number(value: Any, where: str) -> float | None:
@@ -139,6 +143,8 @@ def classify(history: History) -> CurveReport:
     facts: dict[str, Any] = {"train_points": len(history.train), "val_points": len(history.val)}
     if not history.val:
         facts["no_validation"] = True
+    if history.monitored:
+        facts["monitored"] = True
     bad = _first_non_finite(history)
     if bad is not None:
         step, series, value = bad
@@ -393,11 +399,22 @@ def analyze_history(history: History) -> Diagnosis:
     return diagnose_signal(report.rule, report.facts)
 
 
+class Figure(float):
+    """A measured figure: a float to JSON and arithmetic, shown in exponent form when large or small
+    (`1.743e+08`, not `174300000.0`)."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        value = float(self)
+        return f"{value:.4g}" if value and not 1e-4 <= abs(value) < 1e6 else repr(value)
+
+
 def _sig(value: float) -> float:
     """Four significant digits: evidence for people, not a copy of the log."""
     if not math.isfinite(value) or value == 0:
         return value
-    return round(value, 3 - int(math.floor(math.log10(abs(value)))))
+    return Figure(round(value, 3 - int(math.floor(math.log10(abs(value))))))
 
 
 def _pct(fraction: float) -> float:

@@ -52,10 +52,9 @@ class ExplosionChecks:
         self._raised.add(rule_id)
         diagnosis = diagnose_signal(rule_id, facts, culprits=culprits)
         diagnosis.summary = f"{explosion.summary} {diagnosis.summary}"
+        # The NaN rule leaves out its learning-rate and clipping advice under exploded_first: the explosion's says it.
         diagnosis.fixes = explosion.fixes + [f for f in diagnosis.fixes if f not in explosion.fixes]
-        self.diagnoses.append(diagnosis)
-        if self.on_diagnosis is not None:
-            self.on_diagnosis(diagnosis)
+        self._emit(diagnosis)
 
     def _reference(self, index: int) -> float | None:
         """The healthy total norm before step `index`: the median of the recent finite norms, leaving out the

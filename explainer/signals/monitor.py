@@ -53,7 +53,7 @@ class TrainingMonitor(ExplosionChecks):
                  check_every: int = 50, log_path: str | Path | None = None,
                  on_diagnosis: Callable[[Diagnosis], Any] | None = None, max_grad_norm: float = 1e3,
                  jump_factor: float = 100.0, patience: int = 200, capture_inputs: bool = True,
-                 measure_updates: bool = True):
+                 measure_updates: bool = True, quiet: bool = False):
         import torch
 
         if check_every < 1:
@@ -62,6 +62,7 @@ class TrainingMonitor(ExplosionChecks):
         self.optimizer = optimizer
         self.check_every = int(check_every)
         self.on_diagnosis = on_diagnosis
+        self.quiet = quiet
         self.max_grad_norm = float(max_grad_norm)
         self.jump_factor = float(jump_factor)
         self.patience = int(patience)
@@ -251,8 +252,8 @@ class TrainingMonitor(ExplosionChecks):
             bad_groups = [self.group_names[g] for g, s in enumerate(squares) if not math.isfinite(s)]
             if bad_groups:
                 facts["nonfinite_groups"] = bad_groups[:10]
-        found = locate(self.model, *(self._inputs if self._inputs else (None, None)))
-        facts.update(found["facts"])
+        found = locate(self.model, *(self._inputs if self._inputs else (None, None)), loss_finite=not bad_loss)
+        facts.update(found["facts"], monitored=True)
         if self.optimizer is not None:
             facts["lr"] = _lr(self.optimizer)
         self._stopped = True
@@ -343,17 +344,22 @@ class TrainingMonitor(ExplosionChecks):
         from explainer.diagnose.explain import diagnose_signal
 
         self._raised.add(rule_id)
-        diagnosis = diagnose_signal(rule_id, facts, culprits=culprits)
+        self._emit(diagnose_signal(rule_id, facts, culprits=culprits))
+
+    def _emit(self, diagnosis: Diagnosis) -> None:
+        """Keep a new diagnosis and hand it on: to on_diagnosis, else printed once to stderr as a crash's is."""
         self.diagnoses.append(diagnosis)
         if self.on_diagnosis is not None:
             self.on_diagnosis(diagnosis)
+        elif not self.quiet:
+            _print(diagnosis)
 
     # -- reading back --------------------------------------------------------------------------
 
     @property
     def history(self) -> History:
         """Everything synced so far, in the shape `explainer curves` reads."""
-        return History(list(self.steps), list(self.losses), list(self.val_steps), list(self.val_losses))
+        return History(list(self.steps), list(self.losses), list(self.val_steps), list(self.val_losses), monitored=True)
 
     def group_grad_rms(self) -> dict[str, float]:
         """Mean gradient RMS per element, by layer (the module owning the parameters), over recent steps."""
@@ -371,7 +377,8 @@ class TrainingMonitor(ExplosionChecks):
         return analyze_history(self.history)
 
     def close(self) -> None:
-        """Read the last figures, close the log file and remove the input hook."""
+        """Read the last figures, close the log file and remove the input hook; the monitor stays readable
+        (`curve()`, `diagnoses`) and later calls do not raise."""
         self._sync(force_curve=True)
         if self._hook is not None:
             self._hook.remove()
@@ -379,6 +386,7 @@ class TrainingMonitor(ExplosionChecks):
         self._inputs = None
         if self._log is not None:
             self._log.close()
+            self._log = None
 
     def __enter__(self) -> "TrainingMonitor":
         return self
@@ -403,6 +411,23 @@ def vanishing_layers(rms: list[float], ratio: float = VANISH_RATIO) -> tuple[lis
     if not (top > 0 and low and low[0] == 0 and any(rms[i] > 0 for i in low)):
         return None
     return low, late
+
+
+def _print(diagnosis: Diagnosis) -> None:
+    import sys
+
+    from explainer.diagnose.render import choose_format, internal_failure_line, render
+
+    stream = sys.stderr
+    try:
+        try:
+            text = render(diagnosis, choose_format(None), stream)
+        except Exception as exc:  # the explainer's own failure: one line, and training goes on
+            text = internal_failure_line(exc, "diagnosis kept in mon.diagnoses, not printed")
+        stream.write(text)
+        stream.flush()
+    except (AttributeError, OSError, ValueError):
+        pass  # no usable stderr (closed, None): it stays in mon.diagnoses
 
 
 def _round1(value: float) -> float:

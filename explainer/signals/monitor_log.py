@@ -18,10 +18,14 @@ class FigureLog:
             self.writer.writerow(["step", "train_loss", "val_loss", "grad_norm"])
 
     def write(self, steps: list[int], losses: list[float], norms: list[float], vals: list[tuple[int, float]]) -> None:
-        for step, loss, norm in zip(steps, losses, norms):
-            self._row(step, loss, None, norm)
-        for step, value in vals:
-            self._row(step, None, value, None)
+        """Training rows and validation rows merged by step (a validation after its step's training row), so
+        steps never go backwards; after close, nothing."""
+        if self.handle.closed:
+            return
+        rows = [(step, 0, loss, None, norm) for step, loss, norm in zip(steps, losses, norms)]
+        rows += [(step, 1, None, value, None) for step, value in vals]
+        for step, _, train, val, norm in sorted(rows, key=lambda row: row[:2]):
+            self._row(step, train, val, norm)
         self.handle.flush()
 
     def _row(self, step: int, train: float | None, val: float | None, norm: float | None) -> None:

@@ -14,11 +14,16 @@ blamed on the parent, not on the child that receives its result.
 When the forward is finite but the gradients are not, the same re-run keeps its graph and a backward
 from a finite output gradient is run with a hook on every autograd node: the first node that turns
 finite incoming gradients into non-finite ones is the operation whose derivative made the NaN, and
-its module is the one that ran that operation in the forward.
+its module is the one that ran that operation in the forward. Backward is linear in the output
+gradient, so where a unit output gradient stays finite it is replayed once more at the real step's
+scale (read off the parameters whose real gradients stayed finite): a node that overflows there is
+the model's backward overflowing from a finite output gradient; where none does, the output gradient
+itself was non-finite (the loss's backward made it).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -26,6 +31,8 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_flatten
 
 from explainer._inspect import dtype_name, module_repr
+
+from .curves import _sig
 
 # Operators shown by the symbol a user writes.
 _OP_SYMBOLS = {"div": "/", "true_divide": "/", "mul": "*", "pow": "**", "matmul": "@", "sub": "-", "add": "+",
@@ -76,7 +83,8 @@ def display_name(name: str) -> str:
     return name or "(root)"
 
 
-def locate(model: torch.nn.Module, args: tuple | None, kwargs: dict | None) -> dict[str, Any]:
+def locate(model: torch.nn.Module, args: tuple | None, kwargs: dict | None, *,
+           loss_finite: bool | None = None) -> dict[str, Any]:
     """Facts and culprits about where the first non-finite value was made, forward or backward.
 
     The re-run keeps the caller's state: random number generators are forked, buffers (BatchNorm
@@ -107,12 +115,13 @@ def locate(model: torch.nn.Module, args: tuple | None, kwargs: dict | None) -> d
                              "note": _culprit_note(origin)})
         elif trace.completed:
             facts["forward_finite"] = True
+            facts.update(_output_facts(trace.outputs, loss_finite))
             if trace.backward is not None:
                 facts.update(trace.backward)
                 if "backward_module" in trace.backward:
                     culprits.append({"name": trace.backward["backward_module"], "kind": "module",
                                      "type": trace.backward["backward_module_type"],
-                                     "note": f"its backward made the non-finite gradient ({trace.backward['backward_op']})"})
+                                     "note": f"its backward {'overflowed' if trace.backward['backward_source'] == 'overflow' else 'made the non-finite gradient'} ({trace.backward['backward_op']})"})
     if "module" not in facts and bad_grads:
         facts["grad_module"] = param_owner(bad_grads[-1])
         culprits.append({"name": bad_grads[-1], "kind": "parameter", "note": "non-finite gradient nearest the output"})
@@ -296,29 +305,20 @@ class _Trace(TorchFunctionMode):
         if not outs or not inputs:
             return
         nodes = self._reachable_nodes(outs)
-        found: list[tuple[str, str, str]] = []
-
-        def watch(node: Any, owner: tuple[str, str]):
-            def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
-                if found:
-                    return
-                incoming = [g for g in grad_outputs if isinstance(g, torch.Tensor)]
-                produced = [g for g in grad_inputs if isinstance(g, torch.Tensor)]
-                if _all_finite(incoming) and not _all_finite(produced):
-                    found.append((owner[0], owner[1], node.name()))
-            return hook
-
-        handles = [node.register_hook(watch(node, owner)) for node, owner in nodes.items()]
-        try:
-            torch.autograd.grad(outs, inputs, grad_outputs=[torch.ones_like(t) for t in outs], allow_unused=True)
-        finally:
-            for handle in handles:
-                handle.remove()
+        found, grads = _replay(nodes, outs, inputs, 1.0)
+        source, scale = "module", None
+        if not found:
+            scale = _output_grad_scale(inputs, grads)
+            if scale is not None:
+                found, _ = _replay(nodes, outs, inputs, scale)
+                source = "overflow"
         if found:
             name, forward_op, node_name = found[0]
             module = dict(self.root.named_modules()).get(name, self.root)
             self.backward = {"backward_module": display_name(name), "backward_module_type": type(module).__name__,
-                             "backward_op": node_name, "backward_forward_op": forward_op, "backward_source": "module"}
+                             "backward_op": node_name, "backward_forward_op": forward_op, "backward_source": source}
+            if source == "overflow":
+                self.backward["output_grad_scale"] = _sig(scale)
         else:
             self.backward = {"backward_source": "loss"}
 
@@ -334,6 +334,63 @@ class _Trace(TorchFunctionMode):
             nodes[node] = owner
             todo.extend((child, owner) for child, _ in node.next_functions)
         return nodes
+
+
+def _replay(nodes: dict[Any, tuple[str, str]], outs: list[torch.Tensor], inputs: list[torch.Tensor],
+            scale: float) -> tuple[list[tuple[str, str, str]], tuple]:
+    """One backward from an output gradient of `scale` everywhere, hooked on every node: (the first node that
+    turned finite incoming gradients into non-finite ones, as (module, forward op, node name)), the gradients."""
+    found: list[tuple[str, str, str]] = []
+
+    def watch(node: Any, owner: tuple[str, str]):
+        def hook(grad_inputs: tuple, grad_outputs: tuple) -> None:
+            if found:
+                return
+            incoming = [g for g in grad_outputs if isinstance(g, torch.Tensor)]
+            produced = [g for g in grad_inputs if isinstance(g, torch.Tensor)]
+            if _all_finite(incoming) and not _all_finite(produced):
+                found.append((owner[0], owner[1], node.name()))
+        return hook
+
+    handles = [node.register_hook(watch(node, owner)) for node, owner in nodes.items()]
+    try:
+        grads = torch.autograd.grad(outs, inputs, allow_unused=True, retain_graph=True,
+                                    grad_outputs=[torch.full_like(t, min(scale, torch.finfo(t.dtype).max)) for t in outs])
+    finally:
+        for handle in handles:
+            handle.remove()
+    return found, grads
+
+
+def _output_grad_scale(params: list[torch.Tensor], replayed: tuple) -> float | None:
+    """How many times the unit replay's gradients the real step's finite ones are (the largest ratio of norms), when
+    above 1. Only an estimate (the real output gradient is not uniform, and a part of the output may have kept a
+    finite one): the replay at this scale is what shows an overflow, else the loss's backward is blamed as before."""
+    ratios = []
+    with torch.no_grad():
+        for param, unit in zip(params, replayed):
+            real = param.grad
+            if unit is None or real is None or not (_finite(unit) and _finite(real)):
+                continue
+            norm = float(unit.detach().double().norm())
+            if norm > 0:
+                ratios.append(float(real.detach().double().norm()) / norm)
+    scale = max(ratios, default=0.0)
+    return scale if 1 < scale < math.inf else None
+
+
+def _output_facts(outputs: list[torch.Tensor], loss_finite: bool | None) -> dict[str, Any]:
+    """The finite outputs' largest magnitude; with a non-finite loss and outputs near the square root of their
+    dtype's range (a squared error of them overflows), `loss_overflow`: the loss's forward overflowed."""
+    if not outputs:
+        return {}
+    with torch.no_grad():
+        largest = max(float(t.detach().abs().max().double()) if t.numel() else 0.0 for t in outputs)
+    dtype = outputs[0].dtype
+    facts: dict[str, Any] = {"output_absmax": _sig(largest), "output_dtype": dtype_name(dtype)}
+    if loss_finite is False and largest >= math.sqrt(torch.finfo(dtype).max) / 10:
+        facts["loss_overflow"] = True
+    return facts
 
 
 def trace_step(model: torch.nn.Module, args: tuple, kwargs: dict, backward: bool) -> _Trace:

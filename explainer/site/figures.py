@@ -138,7 +138,7 @@ def _watched(train, scenario):
     monitors: list[TrainingMonitor] = []
 
     def watch(model, optimizer):
-        monitors.append(TrainingMonitor(model, optimizer=optimizer))
+        monitors.append(TrainingMonitor(model, optimizer=optimizer, quiet=True))
         return monitors[-1]
 
     measured = train(scenario, watch=watch)
@@ -301,7 +301,7 @@ def write_gradient_figures(folder: Path) -> dict[str, str | None]:
     def attach(model, optimizer):
         from explainer.signals.monitor import TrainingMonitor
 
-        box["monitor"] = TrainingMonitor(model, optimizer=optimizer)
+        box["monitor"] = TrainingMonitor(model, optimizer=optimizer, quiet=True)
 
     def on_step(step, loss):
         box["losses"].append(float(loss.detach()))

@@ -1,7 +1,9 @@
-"""The `explainer` command line: a subcommand about to run imports its own module, not the others'."""
+"""The `explainer` command line: a subcommand about to run imports its own module, not the others'; what it says
+on stderr."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -29,3 +31,27 @@ def test_every_subcommand_is_still_listed_and_its_help_works():
     done = subprocess.run([sys.executable, "-m", "explainer", "--help"], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert all(name in done.stdout for name in ("explain", "curves", "overfit", "site", "open", "rules"))
+
+
+def test_explain_says_on_stderr_that_it_skipped_broken_team_rules_as_the_hook_does(tmp_path):
+    pack = tmp_path / "team"
+    (pack / "loader").mkdir(parents=True)
+    (pack / "pack.yaml").write_text("prefix: acme\n")
+    (pack / "loader" / "bad.md").write_text(
+        "---\nid: acme.loader.bad\ncategory: data\ntitle: A broken team rule\npatterns:\n  - 'LoaderError: (unclosed'\n"
+        "summary:\n  - \"Broken.\"\nexamples:\n  - message: \"LoaderError: x\"\n    source: https://example.org/x\n---\n")
+    script = tmp_path / "train.py"
+    script.write_text("import torch\ntorch.nn.Linear(256, 10)(torch.randn(32, 512))\n")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("EXPLAINER_")}, "EXPLAINER_RULES": str(pack)}
+    hooked = subprocess.run([sys.executable, "-m", "explainer", str(script)], cwd=tmp_path, env=env, capture_output=True,
+                            text=True, timeout=120)
+    [note] = [line for line in hooked.stderr.splitlines() if "broken team rule" in line]
+    assert note.startswith("torch-explainer: skipped 1 broken team rule (team/loader/bad.md:6: "), hooked.stderr
+    log = tmp_path / "train.log"
+    log.write_text(hooked.stderr)
+    for fmt in ("text", "json"):
+        done = subprocess.run([sys.executable, "-m", "explainer", "explain", "--format", fmt, str(log)], cwd=tmp_path,
+                              env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "shape.matmul" in done.stdout
+        assert done.stderr == note + "\n", done.stderr

@@ -110,3 +110,40 @@ def test_an_inner_error_announced_by_raised_stays_in_its_record_under_log_prefix
 def test_what_a_message_says_after_a_blank_line_stays_in_it(where, rule, value):
     [diagnosis] = [d for d in explain_stream(io.StringIO(CORPUS[where].message)) if d.rule]
     assert diagnosis.rule == rule and value in coverage.what_was_said(diagnosis)
+
+
+def _scheduler_warning() -> str:
+    """The warning a scheduler stepped before its optimizer issues, as Python prints it."""
+    optimizer = torch.optim.SGD(torch.nn.Linear(2, 2).parameters(), lr=0.1)
+    scheduler = torch.optim.lr_scheduler.StepLR(optimizer, 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scheduler.step()
+    [warning] = [w for w in caught if "lr_scheduler.step()" in str(w.message)]
+    return warnings.formatwarning(warning.message, warning.category, warning.filename, warning.lineno)
+
+
+def _matmul_error() -> str:
+    try:
+        torch.nn.Linear(2048, 100)(torch.randn(64, 8192))
+    except RuntimeError as exc:
+        return "".join(traceback.format_exception(exc))
+    raise AssertionError("the call did not raise")
+
+
+def _training_log(lines: int) -> str:
+    return "".join(f"2026-12-06 10:02:14,002 INFO step={i} loss=0.3\n" for i in range(lines))
+
+
+def test_a_warning_printed_long_before_an_error_is_a_finding_of_its_own():
+    text = _scheduler_warning() + _training_log(300) + "2026-12-06 10:02:22,771 ERROR Training failed\n" + _matmul_error()
+    warning, error = explain_stream(io.StringIO(text))
+    assert (warning.rule, error.rule) == ("other.lr_scheduler_before_optimizer", "shape.matmul")
+    assert "printed_with" not in error.facts and warning.facts["input_line"] == 1
+
+
+def test_a_warning_printed_right_before_an_error_in_a_long_log_is_shown_with_it():
+    text = _training_log(300) + _scheduler_warning() + "2026-12-06 10:02:22,771 ERROR Training failed\n" + _matmul_error()
+    [error] = explain_stream(io.StringIO(text))
+    assert error.rule == "shape.matmul"
+    assert [part["rule"] for part in error.facts["printed_with"]] == ["other.lr_scheduler_before_optimizer"]

@@ -2,6 +2,16 @@
 
 from __future__ import annotations
 
+import io
+import re
+import traceback
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+import explainer
+from explainer.cli.explain import explain_stream
 from explainer.diagnose.explain import exception_text, explain_text
 from explainer.probes.runtime.checkpoint import key_prefix, parse_state_dict_keys, renamed_prefix
 from explainer.rules.base import default_rulebase
@@ -45,6 +55,52 @@ def test_collate_in_a_worker_is_explained_as_collate():
     d = explain_fixture("fixtures/data/collate_variable_length.py")
     assert d.rule == "data.collate_variable_length"
     assert any("pad_sequence" in fix for fix in d.fixes)
+
+
+class _Tokens(Dataset):
+    """Token ids of different lengths, each sample a bare tensor, a (tokens, label) tuple or a dict."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def __len__(self) -> int:
+        return 4
+
+    def __getitem__(self, index: int):
+        tokens = torch.arange(3 + index)
+        return {"tokens": tokens, "label": index % 2} if self.kind == "dict" else \
+            (tokens, index % 2) if self.kind == "tuple" else tokens
+
+
+def _suggested_collate(fix: str):
+    """The collate_fn the rule's first fix writes out (our runbook's text, not user code), defined."""
+    [code] = re.findall(r"`(def collate\(batch\): .*?)` and ", fix)
+    namespace = {"torch": torch}
+    exec(code, namespace)
+    return namespace["collate"]
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+@pytest.mark.parametrize("kind", ["tensor", "tuple", "dict"])
+def test_the_padding_collate_suggested_runs_on_the_samples_that_failed(kind, workers):
+    with pytest.raises(RuntimeError) as caught:
+        next(iter(DataLoader(_Tokens(kind), batch_size=4, num_workers=workers)))
+    d = explainer.explain(caught.value)
+    assert d.rule == "data.collate_variable_length"
+    collate = _suggested_collate(d.fixes[0])
+    batch = next(iter(DataLoader(_Tokens(kind), batch_size=4, collate_fn=collate)))
+    tokens = batch["tokens"] if kind == "dict" else batch[0] if kind == "tuple" else batch
+    assert tokens.shape == (4, 6) and tokens[0].tolist() == [0, 1, 2, 0, 0, 0]
+    if kind != "tensor":
+        labels = batch["label"] if kind == "dict" else batch[1]
+        assert labels.tolist() == [0, 1, 0, 1]
+
+
+def test_a_pasted_worker_traceback_of_tuple_samples_gets_the_tuple_collate():
+    with pytest.raises(RuntimeError) as caught:
+        next(iter(DataLoader(_Tokens("tuple"), batch_size=4, num_workers=1)))
+    [d] = explain_stream(io.StringIO("".join(traceback.format_exception(caught.value))))
+    assert d.rule == "data.collate_variable_length" and "zip(*batch)" in d.fixes[0]
 
 
 def test_worker_killed_by_bus_error_reads_the_signal_from_the_cause():

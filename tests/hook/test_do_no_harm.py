@@ -296,3 +296,42 @@ def test_stderr_into_a_pipe_closed_before_anything(tmp_path):
     """)
     plain = _status_into_pipe(script, "true")
     assert plain == _status_into_pipe(script, "true", "-m explainer")
+
+
+# Scripts Python cannot compile: it prints the error with no traceback (the compiler ran, not the script) and no
+# diagnosis may follow. Python's file reader, unlike compile(), reads line by line: what it reports for a script
+# that is not UTF-8, holds a null byte or names an unknown encoding, and on which line, is its own.
+UNCOMPILABLE = {
+    "syntax": b"def f(:\n  pass\n",
+    "indentation": b"import torch\nif torch.cuda.is_available():\nx = 1\n",
+    "tab": b"if 1:\n\tx = 1\n        y = 2\n",
+    "not-utf8": b"# caf\xe9\nx = 1\n",
+    "not-utf8-after-a-syntax-error": b"def f(:\n  pass\n# caf\xe9\n",
+    "not-utf8-after-an-unterminated-string": b'x = "abc\n# caf\xe9\n',
+    "not-utf8-inside-a-docstring": b'def f():\n    """caf\n    \xe9"""\n',
+    "utf8-declared-not-utf8": b'# coding: utf-8\nx = "\xe9"\n',
+    "null-byte": b"x = 1\n\ty = 2\x00\n",
+    "unknown-encoding": b"#!/usr/bin/env python\n# -*- coding: klingon -*-\nx = 1\n",
+    "bom-and-latin-1": b"\xef\xbb\xbf# coding: latin-1\nx = 1\n",
+}
+
+
+@pytest.mark.parametrize("source", UNCOMPILABLE.values(), ids=UNCOMPILABLE)
+def test_a_script_python_cannot_compile_fails_exactly_as_under_python(tmp_path, source):
+    script = tmp_path / "broken.py"
+    script.write_bytes(source)
+    plain, explained = side_by_side(script)
+    assert plain.returncode == 1 and b"Error" in plain.stderr and not plain.stderr.startswith(b"Traceback")
+    assert (explained.returncode, explained.stdout, explained.stderr) == (plain.returncode, plain.stdout, plain.stderr)
+
+
+def test_a_syntax_error_the_script_raises_keeps_its_traceback(tmp_path):
+    script = write(tmp_path, "late.py", """\
+        import torch
+        torch.zeros(1)
+        exec("def f(:")
+    """)
+    plain, explained = side_by_side(script)
+    assert plain.stderr.startswith(b"Traceback") and b'late.py", line 3' in plain.stderr
+    extra = assert_python_unchanged(plain, explained)
+    assert extra.startswith(b"torch-explainer: ")

@@ -148,9 +148,9 @@ def test_explain_api_returns_diagnosis_with_contract_keys():
 
 
 def test_ipython_extension_prints_after_ipythons_traceback(capsys):
-    from IPython.testing.globalipapp import start_ipython
+    from IPython.testing.globalipapp import get_ipython, start_ipython
 
-    shell = start_ipython()
+    shell = start_ipython() or get_ipython()  # (the first call starts it; later ones return None)
     shell.run_cell("import torch\nfrom torch import nn\nnet = nn.Linear(8, 2)\nbatch = torch.randn(4, 6)")
     shell.run_line_magic("load_ext", "explainer")
     shell.run_cell("net(batch)")

@@ -78,11 +78,11 @@ def test_packs_from_the_environment_variable(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLAINER_RULES", f"{TEAM_PACK}{os.pathsep}{other}")
     rulebase = default_rulebase()
     assert not rulebase.team_problems, [str(p) for p in rulebase.team_problems]
-    assert [p.prefix for p in rulebase.packs] == ["acme", "ops"]
-    assert rulebase.by_id["acme.loader.shard_timeout"].pack == "acme"
+    assert [p.prefix for p in rulebase.packs] == ["example", "ops"]
+    assert rulebase.by_id["example.loader.shard_timeout"].pack == "example"
     assert rulebase.by_id["ops.disk"].pack == "ops"
     assert rulebase.by_id["shape.matmul"].pack == "builtin"
-    assert "acme_loader_state" in PROBES  # pack.yaml's probes.py was imported
+    assert "example_loader_state" in PROBES  # pack.yaml's probes.py was imported
 
 
 def test_packs_from_pyproject_relative_to_it(tmp_path, monkeypatch):
@@ -116,6 +116,86 @@ def test_packs_from_an_installed_entry_point_that_registers_probes(tmp_path, mon
     assert rulebase.by_id["acme.job"].probes == ["acme_rules_probe"]
     assert rulebase.packs[0].origin == "entry point acme (acme-rules 1.0)"
     assert rulebase.packs[0].folder.resolve() == package.resolve()
+
+
+def project_with_pack(root: Path, prefix: str, rule_id: str, message: str) -> Path:
+    """A project folder as `rules new` leaves one: pyproject.toml naming ci/rules, a rule, a script that raises."""
+    error, text = message.split(": ", 1)
+    write_pack(root / "ci" / "rules", prefix, {"stall.md": rule_md(rule_id, f"{error}: ", message)})
+    (root / "pyproject.toml").write_text('[project]\nname = "p"\n\n[tool.explainer]\nrules = ["ci/rules"]\n')
+    (root / "train.py").write_text(f"class {error}(RuntimeError):\n    pass\n\n\nraise {error}({text!r})\n")
+    return root
+
+
+def test_a_script_run_from_another_folder_finds_its_projects_pack(tmp_path):
+    project = project_with_pack(tmp_path / "proj", "acme", "acme.stall", "StallError: worker 3 stalled")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = run_explainer(str(project / "train.py"), cwd=elsewhere)
+    assert result.returncode == 1
+    assert "torch-explainer [acme.stall]" in result.stderr, result.stderr
+    # `explainer explain` has no script: it looks from the working directory only.
+    result = run_explainer("explain", "-", cwd=elsewhere, stdin="StallError: worker 3 stalled\n")
+    assert "acme.stall" not in result.stdout + result.stderr
+
+
+def test_the_background_site_build_looks_from_the_scripts_folder_too(tmp_path, monkeypatch):
+    from explainer._config import set_script_folder, start_local_build
+
+    started = []
+    monkeypatch.setattr(subprocess, "Popen", lambda argv, **options: started.append(argv))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("EXPLAINER_BUILD_SITE", raising=False)
+    monkeypatch.setattr("explainer._config._script_folder", None)
+    set_script_folder(tmp_path / "proj")
+    assert start_local_build()
+    assert started == [[sys.executable, "-m", "explainer.site.build", str(tmp_path / "proj")]]
+
+
+def test_the_scripts_project_comes_first_and_a_shared_prefix_names_both_folders(tmp_path, monkeypatch, capsys):
+    from explainer._config import set_script_folder
+
+    project = project_with_pack(tmp_path / "proj", "acme", "acme.stall", "StallError: worker 3 stalled")
+    here = project_with_pack(tmp_path / "here", "ops", "ops.stall", "OpsError: disk full")
+    monkeypatch.chdir(here)
+    monkeypatch.setattr("explainer._config._script_folder", None)
+    set_script_folder(project)
+    assert [p.prefix for p in default_rulebase().packs] == ["acme", "ops"]
+    write_pack(here / "ci" / "rules", "acme", {})
+    reset_default_rulebase()
+    status, out = rules_cli(capsys, "list")
+    assert status == 0
+    assert (f"explainer: skipped ci/rules/pack.yaml: prefix 'acme' is already claimed by "
+            f"{project / 'ci' / 'rules' / 'pack.yaml'} (named by {project / 'pyproject.toml'}): this pack in "
+            "ci/rules (named by pyproject.toml) is skipped") in out, out
+    assert "acme.stall" in out
+
+
+def test_rules_test_runs_each_team_rules_fixture_and_compares_its_message(tmp_path, monkeypatch, capsys):
+    fixtures = {
+        "good": "raise OSError('good 1')\n",
+        "stale": "raise OSError('stale 2')\n",  # the example says 'stale 1'
+        "other": "raise KeyError('x')\n",
+        "silent": "print('no error')\n",
+        "slow": "import time\ntime.sleep(30)\n",
+    }
+    rules = {}
+    for name, script in fixtures.items():
+        rules[f"{name}.md"] = rule_md(f"acme.{name}", f"OSError: {name} ", f"OSError: {name} 1",
+                                      extra=f"fixture: repro/{name}.py\n").replace(
+            f"https://example.org/acme.{name}", f"repro/{name}.py")
+        rules[f"repro/{name}.py"] = script
+    pack = write_pack(tmp_path / "pack", "acme", rules)
+    monkeypatch.setattr("explainer.rules.check.FIXTURE_TIMEOUT_S", 3)
+    status, out = rules_cli(capsys, "test", pack)
+    assert status == 1
+    assert "acme.good" not in out
+    assert (f"{pack / 'stale.md'}:12: rule acme.stale: example 1 (source repro/stale.py) is not the message its "
+            "fixture raises: 'OSError: stale 2'") in out
+    assert f"{pack / 'other.md'}:2: rule acme.other: fixture repro/other.py raised \"KeyError: 'x'\", which no rule" in out
+    assert f"{pack / 'silent.md'}:2: rule acme.silent: fixture repro/silent.py raised no error" in out
+    assert f"{pack / 'slow.md'}:2: rule acme.slow: fixture repro/slow.py ran over 3s and was stopped" in out
+    assert "explainer rules test: 5 rules, 4 problems; 5 team rule fixtures run, one process each" in out
 
 
 # --- precedence and prefixes ----------------------------------------------------------------------
@@ -153,7 +233,8 @@ def test_prefix_violations_collisions_and_reserved_prefixes_name_their_files(tmp
     assert f"{first / 'b.md'}:2: rule acme.same: id: duplicate id: also defined in {first / 'a.md'}" in out
     assert (f"{first / 'c.md'}:2: rule team.wrong: id: id does not start with the pack's prefix 'acme.' "
             f"(declared in {first / 'pack.yaml'})") in out
-    assert f"{second / 'pack.yaml'}: prefix 'acme' is already claimed by {first / 'pack.yaml'}" in out
+    assert (f"{second / 'pack.yaml'}: prefix 'acme' is already claimed by {first / 'pack.yaml'} (named by "
+            f"$EXPLAINER_RULES): this pack in {second} (named by $EXPLAINER_RULES) is skipped") in out
     assert f"{reserved / 'pack.yaml'}:1: prefix 'shape' is reserved for the built-in rules" in out
     rulebase = default_rulebase()
     assert "acme.same" in rulebase.by_id and "team.wrong" not in rulebase.by_id and "acme.d" not in rulebase.by_id
@@ -353,18 +434,18 @@ def test_a_closed_stdout_ends_every_subcommand_quietly(tmp_path):
 def test_example_pack_probes_name_the_in_house_objects(monkeypatch):
     monkeypatch.setenv("EXPLAINER_RULES", str(TEAM_PACK))
     diagnosis = explain(raise_fixture("fixtures/team_pack/repro/loader_timeout.py"))
-    assert diagnosis.rule == "acme.loader.shard_timeout"
+    assert diagnosis.rule == "example.loader.shard_timeout"
     assert diagnosis.facts["dead_workers"] == "2" and diagnosis.facts["num_workers"] == 4
     assert [c["name"] for c in diagnosis.culprits] == ["loader"]
     assert diagnosis.location.file.endswith("loader_timeout.py") and diagnosis.location.line == 5
     assert '`ShardLoader("imagenet-train", workers=3, ...)`' in diagnosis.fixes[0]
 
     diagnosis = explain(raise_fixture("fixtures/team_pack/repro/nccl_ifname.py"))
-    assert diagnosis.rule == "acme.cluster.nccl_ifname"
+    assert diagnosis.rule == "example.cluster.nccl_ifname"
     assert diagnosis.culprits[0]["name"] == "job_env"
     assert "set `NCCL_SOCKET_IFNAME=ib0` in job_env" in diagnosis.fixes[0]
 
-    assert explain(raise_fixture("fixtures/team_pack/repro/shard_corrupt.py")).rule == "acme.loader.shard_corrupt"
+    assert explain(raise_fixture("fixtures/team_pack/repro/shard_corrupt.py")).rule == "example.loader.shard_corrupt"
 
 
 # --- run time: broken and catastrophic team rules ----------------------------------------------------

@@ -350,15 +350,46 @@ def test_every_rule_fix_shows_before_and_after_code(path):
     assert len(blocks) >= 2 or ("Before" in fix and "After" in fix), f"{path}: ## Fix needs before/after code"
 
 
+def test_the_local_site_shows_exactly_the_rules_rules_list_sees(tmp_path, site, monkeypatch):
+    """A user's pack that took the example pack's prefix: the local site (and the repository's) shows the user's
+    rules, never the shipped example pack's, and no duplicate prefix is reported for a pack nobody named."""
+    from explainer.rules.base import reset_default_rulebase
+    from explainer.site.build import generate, site_rulebase
+
+    project = tmp_path / "proj"
+    (project / "ci" / "rules").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[tool.explainer]\nrules = ["ci/rules"]\n')
+    (project / "ci" / "rules" / "pack.yaml").write_text("prefix: example\n")
+    (project / "ci" / "rules" / "stall.md").write_text(
+        "---\nid: example.stall\ncategory: data\ntitle: A loader worker stalled\npatterns:\n"
+        "  - 'StallError: worker (?P<worker>\\d+) stalled'\nsummary:\n  - \"Worker {{ worker }} stalled.\"\n"
+        "examples:\n  - message: 'StallError: worker 3 stalled'\n    source: https://example.org/stall\n---\n"
+        + "".join(f"## {name}\n\nText.\n\n" for name in RUNBOOK_SECTIONS))
+    monkeypatch.chdir(project)
+    reset_default_rulebase()
+    try:
+        reuse_figures(monkeypatch, site)
+        result = generate(tmp_path / "work", tmp_path / "html", local=True)
+        listed = {rule.id for rule in default_rulebase().rules}
+        assert "example.stall" in listed
+        assert {page.stem for page in (result.docs / "rules").glob("*.md")} - {"index"} == listed
+        assert result.skipped == []
+        published = site_rulebase()
+        assert "example.stall" in published.by_id and "example.loader.shard_timeout" not in published.by_id
+        assert not published.team_problems, [str(p) for p in published.team_problems]
+    finally:
+        reset_default_rulebase()
+
+
 def test_a_default_build_shows_the_example_team_pack(tmp_path, site, monkeypatch):
     """With no rule base given, the site shows the example pack in fixtures/team_pack beside the built-ins."""
     from explainer.site.build import generate
 
     reuse_figures(monkeypatch, site)
     result = generate(tmp_path / "work", tmp_path / "html")
-    for rule_id in ("acme.cluster.nccl_ifname", "acme.loader.shard_corrupt", "acme.loader.shard_timeout"):
+    for rule_id in ("example.cluster.nccl_ifname", "example.loader.shard_corrupt", "example.loader.shard_timeout"):
         assert (result.docs / "rules" / f"{rule_id}.md").is_file(), f"{rule_id} has no page in a default build"
     assert (result.docs / "rules" / "shape.matmul.md").is_file()
-    assert (result.docs / "pack" / "acme" / "index.md").is_file()
+    assert (result.docs / "pack" / "example" / "index.md").is_file()
     nav = yaml.safe_load(result.config.read_text(encoding="utf-8"))["nav"]
     assert any("Team rules" in entry for entry in nav if isinstance(entry, dict))

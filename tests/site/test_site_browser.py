@@ -249,7 +249,7 @@ def test_the_default_link_opens_the_local_site_from_the_file_system(tmp_path, tm
     the shape rules only (the whole rule base's pages are test_site's build; this one is about the local mode)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     shape_rules = RuleBase([rule for rule in default_rulebase().rules if rule.category == "shape"])
-    monkeypatch.setattr(build, "site_rulebase", lambda: shape_rules)
+    monkeypatch.setattr(build, "site_rulebase", lambda **_: shape_rules)
     reuse_figures(monkeypatch, built_site(tmp_path_factory))
     assert build_local_site() == local_site_dir()
     url = runbook_url("shape.matmul")

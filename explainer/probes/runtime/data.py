@@ -193,14 +193,32 @@ def _callable_name(value: Any) -> str:
     return type(value).__name__
 
 
-@probe("dataloader", provides=("loader_name", "batch_size", "dataset_type", "collate_name", "num_workers"))
+def _sample_kind(records: list[FrameRecord]) -> dict[str, str]:
+    """What each sample of the batch is, read off the outermost frame of torch's collate (its `elem`, the batch's first
+    sample, only its type looked at): a tuple's or a dict's fields are padded one by one, not the sample."""
+    for record in records:
+        if record.name in ("collate", "default_collate") and record.filename.replace("\\", "/").endswith(
+                "data/_utils/collate.py"):
+            local = record.locals
+            if "elem" not in local:  # (torch 2's default_collate holds none: the collate under it does)
+                continue
+            kind = type(local["elem"])
+            if issubclass(kind, dict):
+                return {"dict_samples": kind.__name__}
+            return {"tuple_samples": kind.__name__} if issubclass(kind, (tuple, list)) else {}
+    return {}
+
+
+@probe("dataloader", provides=("loader_name", "batch_size", "dataset_type", "collate_name", "num_workers",
+                               "tuple_samples", "dict_samples"))
 def dataloader(ctx: ProbeContext) -> Evidence | None:
-    """The DataLoader whose batch failed: its name, batch size, dataset class and collate_fn."""
-    found = _failing_loader(ctx)
+    """The DataLoader whose batch failed: its name, batch size, dataset class and collate_fn; where torch's collate ran
+    in this process, whether its samples are tuples or dicts."""
+    found, samples = _failing_loader(ctx), _sample_kind(ctx.records)
     if found is None:
-        return None
+        return Evidence(samples) if samples else None
     name, loader = found
-    facts: dict[str, Any] = {"loader_name": name}
+    facts: dict[str, Any] = {"loader_name": name, **samples}
     for key in ("batch_size", "num_workers"):
         if type(safe_getattr(loader, key)) is int:
             facts[key] = safe_getattr(loader, key)
