@@ -34,7 +34,8 @@ def _module_patterns() -> dict[tuple[str, int], re.Pattern]:
 
 
 def _found(pattern: re.Pattern, text: str):
-    return [(m.span(), m.groups(), m.groupdict()) for m in pattern.finditer(text)]
+    subject = text.encode() if isinstance(pattern.pattern, bytes) else text  # (a source file's coding cookie is bytes)
+    return [(m.span(), m.groups(), m.groupdict()) for m in pattern.finditer(subject)]
 
 
 def test_every_module_pattern_built_from_its_kept_code_matches_as_re_compiles_it(monkeypatch):
