@@ -45,7 +45,7 @@ def _build(page) -> int:
     from explainer.site.build import build_local_site
     from explainer.site.pages import SiteError
 
-    print(f"explainer: building the local runbook site into {local_site_dir()} (once, under a minute)...",
+    print(f"explainer: building the local runbook site into {local_site_dir()} (once, about a minute)...",
           file=sys.stderr)
     try:
         build_local_site(page=page)
