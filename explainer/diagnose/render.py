@@ -17,8 +17,6 @@ MAX_SUMMARY = 2000
 MAX_FIX = 1000
 # The type that leads an error line as Python prints it ("ValueError", "torch.OutOfMemoryError"), message or not.
 _ERROR_TYPE_RE = lazy_compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?=:|$)")
-# The name IPython gives a cell's code; its traceback says "Cell In[3], line 6", so the place is said the same way.
-_IPYTHON_CELL_RE = lazy_compile(r"<ipython-input-(\d+)-[0-9a-f]+>")
 
 
 def add_format_argument(parser, json_means: str) -> None:
@@ -106,7 +104,7 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
         _Row([("  ", None)], [(_safe(diagnosis.summary, MAX_SUMMARY), None)]),
     ]
     if diagnosis.location is not None:
-        where = escape_controls(file_and_line(diagnosis.location.file, diagnosis.location.line))
+        where = escape_controls(f"{diagnosis.location.file}:{diagnosis.location.line}")
         if diagnosis.location.function and diagnosis.location.function != "<module>":
             where += escape_controls(f" in {diagnosis.location.function}")
         code = f"   {diagnosis.location.code}" if diagnosis.location.code else ""
@@ -168,17 +166,9 @@ def _frame_rows(facts: dict[str, Any]) -> list[_Row]:
     return rows
 
 
-def file_and_line(file: Any, line: Any) -> str:
-    """'train.py:12', or 'Cell In[3], line 6' for a notebook cell's code, as IPython's own traceback names it."""
-    cell = _IPYTHON_CELL_RE.fullmatch(file) if isinstance(file, str) else None
-    if cell is not None:
-        return f"Cell In[{cell.group(1)}]" + (f", line {line}" if line is not None else "")
-    return f"{file}:{line}" if line is not None else str(file)
-
-
 def _place_row(indent: str, label: str, place: dict, function: bool = False) -> _Row:
     """'label file:line[ in function]   code': one place in the user's or a library's code."""
-    where = escape_controls(file_and_line(place.get("file"), place.get("line")))
+    where = escape_controls(f"{place.get('file')}:{place.get('line')}" if place.get("line") is not None else place.get("file"))
     if function and place.get("function"):
         where += escape_controls(f" in {place['function']}")
     code = f"   {place.get('code')}" if place.get("code") else ""

@@ -86,18 +86,3 @@ def test_a_live_bare_assertion_is_matched_with_the_statement_that_failed(tmp_pat
     except AssertionError as exc:
         diagnosis = explainer.explain(exc)
     assert diagnosis.rule == "distributed.fsdp_full_params_missing"
-
-
-def test_a_notebook_cells_place_is_said_as_ipythons_traceback_says_it():
-    # IPython compiles a cell under this name and its traceback says "Cell In[3], line 4"; a .py file keeps file:line.
-    cell = "import torch\nlayer = torch.nn.Linear(256, 10)\nx = torch.zeros(32, 512)\nlayer(x)\n"
-    namespace: dict = {}
-    try:
-        exec(compile(cell, "<ipython-input-3-9f1c2b7a4e11>", "exec"), namespace)
-    except RuntimeError as error:
-        raised = error
-    diagnosis = explainer.explain(raised)
-    assert diagnosis.rule == "shape.matmul"
-    assert diagnosis.location.file == "<ipython-input-3-9f1c2b7a4e11>"  # (the JSON keeps the name as it is)
-    text = render_text(diagnosis, colour=False)
-    assert "at Cell In[3], line 4" in text and "<ipython-input-3" not in text
