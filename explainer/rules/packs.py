@@ -257,9 +257,12 @@ def _is_yaml_error(error: Exception) -> bool:
 
 
 def discover_packs(extra: list[tuple[Path, str]] | None = None, environ: dict[str, str] | None = None,
-                   before_probes: Callable[[], Any] | None = None) -> tuple[list[Pack], list[RuleError]]:
+                   before_probes: Callable[[], Any] | None = None,
+                   fallback: list[tuple[Path, str]] | None = None) -> tuple[list[Pack], list[RuleError]]:
     """Every discovered pack (extra folders first), read and validated, with their probes imported
-    (before_probes is called once before the first pack's probes are).
+    (before_probes is called once before the first pack's probes are); then the fallback folders (the
+    repository site's example pack), each left out, without a problem, where it is discovered already or a
+    discovered pack has its prefix.
 
     Two packs claiming one prefix is an error naming both pack files; the second is skipped.
     """
@@ -267,14 +270,18 @@ def discover_packs(extra: list[tuple[Path, str]] | None = None, environ: dict[st
     if extra:
         wanted = {f.resolve() for f, _ in extra}
         folders = list(extra) + [(f, o) for f, o in folders if f.resolve() not in wanted]
+    discovered = {f.resolve() for f, _ in folders}
+    optional = [(f, o) for f, o in fallback or [] if f.resolve() not in discovered]
     packs: list[Pack] = []
     by_prefix: dict[str, Pack] = {}
-    for folder, origin in folders:
+    for index, (folder, origin) in enumerate(folders + optional):
         try:
             pack = read_pack(folder, origin)
         except RuleError as exc:
             problems.append(exc)
             continue
+        if pack.prefix in by_prefix and index >= len(folders):
+            continue  # a fallback whose prefix a discovered pack took: that pack is the one in force
         if pack.prefix in by_prefix:
             first = by_prefix[pack.prefix]
             problems.append(RuleError(

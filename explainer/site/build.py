@@ -78,16 +78,11 @@ def site_rulebase(*, example: bool = True) -> RuleBase:
     every discovered team pack); with example (the repository's own site, so that readers see a complete pack),
     also the example pack in fixtures/team_pack, unless a discovered pack already has its prefix."""
     from explainer.probes import load_builtin_probes
-    from explainer.rules.packs import discover_packs, import_probes, read_pack
+    from explainer.rules.packs import discover_packs
 
     probes = load_builtin_probes()
-    packs, problems = discover_packs()
-    if example and EXAMPLE_PACK.is_dir() and all(p.folder.resolve() != EXAMPLE_PACK for p in packs):
-        shipped = read_pack(EXAMPLE_PACK, "the example pack in fixtures/team_pack")
-        if all(p.prefix != shipped.prefix for p in packs):
-            if shipped.probes is not None:
-                import_probes(shipped.probes)
-            packs.append(shipped)
+    shipped = [(EXAMPLE_PACK, "the example pack in fixtures/team_pack")] if example and EXAMPLE_PACK.is_dir() else None
+    packs, problems = discover_packs(fallback=shipped)
     return build_rulebase([("builtin", builtin_rules_dir())], probes, packs=packs, pack_problems=problems)
 
 
