@@ -460,14 +460,24 @@ def problems_notice() -> str:
         lines = []
         if rulebase.team_problems and "load" not in _noticed:
             _noticed.add("load")
-            count = len(rulebase.team_problems)
-            first = rulebase.team_problems[0]
-            where = f"{first.file}:{first.line}" if first.line else first.file
-            who = f" rule {first.rule}:" if first.rule else ""
-            lines.append(f"torch-explainer: skipped {count} broken team rule{'s' if count != 1 else ''} "
-                         f"({where}:{who} {first.message}); run 'explainer rules check'\n")
+            lines.append(_team_problems_line(rulebase.team_problems))
         for rule_id in sorted(rulebase.timeouts - _noticed):
             _noticed.add(rule_id)
             lines.append(f"torch-explainer: rule {rule_id} took over {MATCH_TIMEOUT_S}s to match and was "
                          f"skipped; run 'explainer rules test'\n")
         return "".join(lines)
+
+
+def _team_problems_line(problems: list[RuleError]) -> str:
+    """One line for the team rules' problems: broken rule files are skipped; a pack's own problem (its prefix
+    claimed already, an unreadable pack.yaml, probes that cannot be imported) is said as a pack's, not a rule's."""
+    in_packs = sum(1 for p in problems if p.rule is None and not str(p.file).endswith(".md"))
+    in_rules = len(problems) - in_packs
+    said = [f"skipped {in_rules} broken team rule{'s' if in_rules != 1 else ''}"] if in_rules else []
+    if in_packs:
+        said.append(f"{in_packs} problem{'s' if in_packs != 1 else ''} with "
+                    f"{'a team rule pack' if in_packs == 1 else 'team rule packs'}")
+    first = problems[0]
+    where = f"{first.file}:{first.line}" if first.line else first.file
+    who = f" rule {first.rule}:" if first.rule else ""
+    return f"torch-explainer: {' and '.join(said)} ({where}:{who} {first.message}); run 'explainer rules check'\n"

@@ -94,3 +94,35 @@ def test_a_local_class_of_the_saved_object_itself_is_the_object():
     with tempfile.TemporaryDirectory() as folder, pytest.raises(Exception) as caught:
         torch.save(model, os.path.join(folder, "model.pt"))
     assert explainer.explain(caught.value).facts["holder"] == "model"
+
+
+def _truth_of_mask():
+    mask = torch.randn(4, 3) > 0
+    if mask:
+        return True
+
+
+def _truth_in_a_while_with_not():
+    scores, best = torch.randn(8), 0.5
+    while not scores > best:
+        best -= 1
+
+
+def _truth_of_an_or():
+    map_per_class = torch.tensor([0.4, 0.7, 0.6])
+    return (map_per_class > 0.5) or False
+
+
+@pytest.mark.parametrize("call, name, shape", [
+    (_truth_of_mask, "mask", [4, 3]),
+    (_truth_in_a_while_with_not, "scores", [8]),
+    (_truth_of_an_or, "map_per_class", [3]),
+])
+def test_the_tensor_a_truth_test_asked_one_bool_of_is_named(call, name, shape):
+    # `if mask:` and `while not x > y:` fail at the statement (its positions take in the body), `a or b` at the or
+    with pytest.raises(RuntimeError) as caught:
+        call()
+    d = explainer.explain(caught.value)
+    assert d.rule == "other.tensor_bool_ambiguous"
+    assert f"The condition on the failing line holds `{name}`" in d.summary
+    assert culprit(d, name)["shape"] == shape

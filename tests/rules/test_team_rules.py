@@ -512,3 +512,22 @@ def test_installed_entry_points_are_read_once_and_an_install_or_an_edit_is_seen(
     (site / "acme_one-1.0.dist-info" / "entry_points.txt").write_text("[explainer.rules]\nacme = acme_one.rules\n")
     assert ("acme", "acme_one.rules", "acme_one 1.0") in installed_entry_points()
     assert len(reads) == 2
+
+
+
+@pytest.mark.parametrize("broken_rule", [False, True])
+def test_the_crash_notice_says_a_skipped_pack_is_a_packs_problem_not_a_broken_rule(tmp_path, monkeypatch, broken_rule):
+    from explainer.rules.base import problems_notice
+
+    rules = {"a.md": rule_md("acme.a", "AError: a", "AError: a")}
+    if broken_rule:
+        rules["b.md"] = rule_md("acme.a", "BError: b", "BError: b")  # a duplicate id: the rule is skipped
+    first = write_pack(tmp_path / "one", "acme", rules)
+    second = write_pack(tmp_path / "two", "acme", {"d.md": rule_md("acme.d", "DError: d", "DError: d")})
+    monkeypatch.setenv("EXPLAINER_RULES", os.pathsep.join(map(str, (first, second))))
+    default_rulebase()
+    counts = "skipped 1 broken team rule and 1 problem" if broken_rule else "1 problem"
+    assert problems_notice() == (
+        f"torch-explainer: {counts} with a team rule pack ({second / 'pack.yaml'}: prefix 'acme' is already claimed "
+        f"by {first / 'pack.yaml'} (named by $EXPLAINER_RULES): this pack in {second} (named by $EXPLAINER_RULES) is "
+        "skipped); run 'explainer rules check'\n")

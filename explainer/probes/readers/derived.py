@@ -129,6 +129,20 @@ def pick(arguments: tuple[str, list[Argument | None], dict[str, Argument]], posi
     return positional[position] if position < len(positional) else keywords.get(keyword)
 
 
+def _condition_leaves(node: ast.AST):
+    """The operands inside a truth test (`a and not (b > c)` gives a, b, c): the tensors one bool was asked of."""
+    if isinstance(node, ast.BoolOp):
+        for value in node.values:
+            yield from _condition_leaves(value)
+    elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        yield from _condition_leaves(node.operand)
+    elif isinstance(node, ast.Compare):
+        yield node.left
+        yield from node.comparators
+    else:
+        yield node
+
+
 def tensor_arguments(record: FrameRecord | None) -> list[Argument]:
     """The tensors the user's failing call or operator works on, a method's receiver first
     (`x.mm(w)`, `torch.mm(x, w)` and `x @ w` all give [x, w])."""
@@ -136,7 +150,11 @@ def tensor_arguments(record: FrameRecord | None) -> list[Argument]:
     if node is None:
         return []
     namespace = record.namespace()
-    if isinstance(node, ast.BinOp):
+    if isinstance(node, (ast.If, ast.While, ast.Assert)):  # a truth test: the tensors are in its condition
+        node = node.test
+    if isinstance(node, (ast.BoolOp, ast.Name)) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        found = [argument(n, namespace) for n in _condition_leaves(node)]
+    elif isinstance(node, ast.BinOp):
         found = [argument(node.left, namespace), argument(node.right, namespace)]
     elif isinstance(node, ast.Compare):
         found = [argument(n, namespace) for n in [node.left, *node.comparators]]

@@ -60,8 +60,19 @@ def user_node(record: FrameRecord | None) -> ast.AST | None:
     try:
         body = ast.parse(text, mode="exec").body
     except SyntaxError:
-        return None
+        body = _header_statement(text)
     return body[0] if len(body) == 1 else None
+
+
+def _header_statement(text: str) -> list[ast.stmt]:
+    """An `if` / `while` statement whose positions take in a body cut off mid-way: its header line alone."""
+    header = text.split("\n", 1)[0].rstrip()
+    if not header.endswith(":") or not header.startswith(("if ", "while ", "elif ")):
+        return []
+    try:
+        return ast.parse(header.removeprefix("el") + " pass", mode="exec").body
+    except SyntaxError:
+        return []
 
 
 def name_of(ctx: ProbeContext, value: Any, expr=None) -> str | None:
