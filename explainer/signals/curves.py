@@ -152,8 +152,8 @@ def classify(history: History) -> CurveReport:
         facts.update(curve="non-finite", first_nonfinite_step=_num(step), nonfinite_series=series,
                      nonfinite_value=value, finite_steps_before=len(finite))
         if len(finite) >= 2 and min(finite) > 0 and finite[-1] > DIVERGE_RISE * min(finite):
-            facts["growth_before"] = _sig(finite[-1] / min(finite))
-            facts["last_finite_loss"] = _sig(finite[-1])
+            facts["growth_before"] = significant(finite[-1] / min(finite))
+            facts["last_finite_loss"] = significant(finite[-1])
         return CurveReport("non-finite", "signal.non_finite", facts)
 
     steps, losses = history.train_steps, history.train
@@ -175,8 +175,8 @@ def classify(history: History) -> CurveReport:
     scale = max(abs(start), 1e-12)
     drop = (start - end) / scale
     spikes = _spikes(steps, losses, levels, residuals, start)
-    facts.update(first_step=_num(steps[0]), last_step=_num(steps[-1]), start_loss=_sig(start),
-                 final_loss=_sig(end), best_loss=_sig(best), best_step=_num(smooth_steps[best_index]),
+    facts.update(first_step=_num(steps[0]), last_step=_num(steps[-1]), start_loss=significant(start),
+                 final_loss=significant(end), best_loss=significant(best), best_step=_num(smooth_steps[best_index]),
                  relative_drop_pct=_pct(drop), spikes=len(spikes),
                  noise_pct=_pct(sigma if relative else sigma / max(abs(end), 1e-12)))
     if spikes:
@@ -233,12 +233,12 @@ def _unstable(history: History, report: CurveReport, sigma: float | None, width:
         facts["bump_steps"] = [_num(s) for s in bumps[:5]]
     peak = _rise_over_first(report.smooth_steps, smooth, losses[0], sigma)
     if peak is not None:
-        facts.update(first_loss=_sig(losses[0]), peak_loss=_sig(peak[1]), peak_step=_num(peak[0]),
-                     rise_over_first=_sig(peak[1] / losses[0]))
+        facts.update(first_loss=significant(losses[0]), peak_loss=significant(peak[1]), peak_step=_num(peak[0]),
+                     rise_over_first=significant(peak[1] / losses[0]))
     jumps = _val_jumps(history.val_steps, history.val, start)
     if jumps:
         facts["val_jump_steps"] = [_num(s) for s, _, _ in jumps[:5]]
-        facts.update(val_jump_before=_sig(jumps[0][1]), val_jump_to=_sig(jumps[0][2]))
+        facts.update(val_jump_before=significant(jumps[0][1]), val_jump_to=significant(jumps[0][2]))
     spiky = len(report.spike_steps) >= max(MIN_SPIKES, len(losses) // 100)
     return spiky or diverging or len(bumps) >= MIN_BUMPS or peak is not None or bool(jumps)
 
@@ -283,7 +283,7 @@ def _overfitting(history: History, steps: list[float], losses: list[float], fact
     best_step = vsteps[min(range(max(0, best_index - 1), min(len(vals), best_index + 2)), key=vals.__getitem__)]
     sigma = 1.4826 * statistics.median(abs(v - s) for v, s in zip(vals, smooth))
     rise = (final - best) / max(abs(best), 1e-12)
-    facts.update(best_val_step=_num(best_step), best_val_loss=_sig(best), final_val_loss=_sig(final),
+    facts.update(best_val_step=_num(best_step), best_val_loss=significant(best), final_val_loss=significant(final),
                  val_rise_pct=_pct(rise))
     if best_index >= len(smooth) - 1 or rise < OVERFIT_RISE or final - best < OVERFIT_SIGMAS * sigma:
         return False
@@ -297,7 +297,7 @@ def _overfitting(history: History, steps: list[float], losses: list[float], fact
         return False
     train_then, train_now = statistics.median(at_best), statistics.median(later)
     facts["train_drop_after_best_pct"] = _pct((train_then - train_now) / max(abs(train_then), 1e-12))
-    facts["gap"] = _sig(final - train_now)
+    facts["gap"] = significant(final - train_now)
     return train_now < train_then
 
 
@@ -410,7 +410,7 @@ class Figure(float):
         return f"{value:.4g}" if value and not 1e-4 <= abs(value) < 1e6 else repr(value)
 
 
-def _sig(value: float) -> float:
+def significant(value: float) -> float:
     """Four significant digits: evidence for people, not a copy of the log."""
     if not math.isfinite(value) or value == 0:
         return value

@@ -7,7 +7,7 @@ import math
 import statistics
 from typing import TYPE_CHECKING, Any
 
-from .curves import _sig
+from .curves import significant
 
 if TYPE_CHECKING:
     import torch
@@ -36,7 +36,7 @@ class ExplosionChecks:
             while since > 0 and self.max_grad_norm < self.grad_norms[since - 1] < math.inf:
                 since -= 1
             facts["since_step"] = self.steps[since]
-        facts["max_grad_norm"] = _sig(self.max_grad_norm)
+        facts["max_grad_norm"] = significant(self.max_grad_norm)
         return facts
 
     def _raise_after_explosion(self, rule_id: str, facts: dict[str, Any], culprits: list[dict[str, Any]],
@@ -81,20 +81,20 @@ class ExplosionChecks:
             if not (over or jump):
                 continue
             facts = self._explosion_facts(i, baseline, chunk_squares[i - start])
-            facts.update(step=self.steps[i], grad_norm=_sig(total), max_grad_norm=_sig(self.max_grad_norm))
+            facts.update(step=self.steps[i], grad_norm=significant(total), max_grad_norm=significant(self.max_grad_norm))
             self._raise("signal.exploding_gradients", {k: v for k, v in facts.items() if v is not None})
             return
 
     def _explosion_facts(self, index: int, baseline: float | None, squares: list[float]) -> dict[str, Any]:
         """Since when the norm climbs, its recent history, the layer growing fastest and a clipping value."""
-        facts: dict[str, Any] = {"clip_to": _sig(baseline * 2 if baseline else self.max_grad_norm / 10)}
+        facts: dict[str, Any] = {"clip_to": significant(baseline * 2 if baseline else self.max_grad_norm / 10)}
         first = max(0, index - 5)
-        facts["norm_history"] = ", ".join(f"{self.steps[j]}: {_sig(self.grad_norms[j])}" for j in range(first, index + 1))
+        facts["norm_history"] = ", ".join(f"{self.steps[j]}: {significant(self.grad_norms[j])}" for j in range(first, index + 1))
         if self.optimizer is not None:
             facts["lr"] = _lr(self.optimizer)
         if baseline is None or baseline <= 0:
             return facts
-        facts["median_grad_norm"] = _sig(baseline)
+        facts["median_grad_norm"] = significant(baseline)
         total = self.grad_norms[index]
         if math.isfinite(total):
             facts["jump_orders"] = round(math.log10(total / baseline), 1)
@@ -119,7 +119,7 @@ class ExplosionChecks:
         if largest is not None:
             facts["largest_group"] = self.group_names[largest] or "(root)"
             facts["largest_type"] = self.group_types[largest]
-            facts["largest_group_norm"] = _sig(math.sqrt(squares[largest])) if math.isfinite(squares[largest]) else None
+            facts["largest_group_norm"] = significant(math.sqrt(squares[largest])) if math.isfinite(squares[largest]) else None
             facts["largest_params"] = ", ".join(self.group_params[largest][:4])
             if growth is not None and math.isfinite(growth[largest]) and growth[largest] > 0:
                 facts["largest_growth_orders"] = round(0.5 * math.log10(growth[largest]), 1)

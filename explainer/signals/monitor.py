@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from explainer._diagnosis import Diagnosis
 
-from .curves import History, _sig, classify
+from .curves import History, classify, significant
 from .explosion import EXPLODE_SINCE_FACTOR, NORM_WINDOW, ExplosionChecks, _healthy, _lr
 from .gradnorms import LayerGroups, StepFigures
 from .monitor_log import FigureLog
@@ -285,9 +285,9 @@ class TrainingMonitor(ExplosionChecks):
         facts: dict[str, Any] = {
             "step": self.steps[-1], "steps_measured": len(rows),
             "early_group": self.group_names[early] or "(root)", "early_type": self.group_types[early],
-            "early_grad_rms": _sig(rms[low[0]]), "late_group": self.group_names[last] or "(root)",
-            "late_type": self.group_types[last], "late_grad_rms": _sig(rms[late]),
-            "grad_ratio": _sig(rms[low[0]] / rms[late]), "orders": round(math.log10(rms[late] / min(rms[i] for i in low if rms[i] > 0)), 1),
+            "early_grad_rms": significant(rms[low[0]]), "late_group": self.group_names[last] or "(root)",
+            "late_type": self.group_types[last], "late_grad_rms": significant(rms[late]),
+            "grad_ratio": significant(rms[low[0]] / rms[late]), "orders": round(math.log10(rms[late] / min(rms[i] for i in low if rms[i] > 0)), 1),
             "vanishing_count": len(low), "weight_layers": len(groups),
             "vanishing_layers": ", ".join(self.group_names[groups[i]] or "(root)" for i in low[:6])
                                 + (", ..." if len(low) > 6 else ""),
@@ -315,15 +315,15 @@ class TrainingMonitor(ExplosionChecks):
         if self.optimizer is not None:
             facts["lr"] = _lr(self.optimizer)
         if self.update_ratio is not None:
-            facts["update_ratio"] = _sig(self.update_ratio)
+            facts["update_ratio"] = significant(self.update_ratio)
         if flowing:
             early_name, early = flowing[0]
             late_name, late = max(flowing[len(flowing) // 2:], key=lambda item: item[1])
             ratio = early / late
             types = dict(zip(self.group_names, self.group_types))
-            facts.update(early_group=early_name or "(root)", early_type=types[early_name], early_grad_rms=_sig(early),
-                         late_group=late_name or "(root)", late_type=types[late_name], late_grad_rms=_sig(late),
-                         grad_ratio=_sig(ratio))
+            facts.update(early_group=early_name or "(root)", early_type=types[early_name], early_grad_rms=significant(early),
+                         late_group=late_name or "(root)", late_type=types[late_name], late_grad_rms=significant(late),
+                         grad_ratio=significant(ratio))
             if ratio < VANISH_RATIO:
                 facts["orders"] = round(math.log10(late / early), 1)
                 self._raise("signal.vanishing_gradients", facts)

@@ -32,7 +32,7 @@ from torch.utils._pytree import tree_flatten
 
 from explainer._inspect import dtype_name, module_repr
 
-from .curves import _sig
+from .curves import significant
 
 # Operators shown by the symbol a user writes.
 _OP_SYMBOLS = {"div": "/", "true_divide": "/", "mul": "*", "pow": "**", "matmul": "@", "sub": "-", "add": "+",
@@ -318,7 +318,7 @@ class _Trace(TorchFunctionMode):
             self.backward = {"backward_module": display_name(name), "backward_module_type": type(module).__name__,
                              "backward_op": node_name, "backward_forward_op": forward_op, "backward_source": source}
             if source == "overflow":
-                self.backward["output_grad_scale"] = _sig(scale)
+                self.backward["output_grad_scale"] = significant(scale)
         else:
             self.backward = {"backward_source": "loss"}
 
@@ -387,7 +387,7 @@ def _output_facts(outputs: list[torch.Tensor], loss_finite: bool | None) -> dict
     with torch.no_grad():
         largest = max(float(t.detach().abs().max().double()) if t.numel() else 0.0 for t in outputs)
     dtype = outputs[0].dtype
-    facts: dict[str, Any] = {"output_absmax": _sig(largest), "output_dtype": dtype_name(dtype)}
+    facts: dict[str, Any] = {"output_absmax": significant(largest), "output_dtype": dtype_name(dtype)}
     if loss_finite is False and largest >= math.sqrt(torch.finfo(dtype).max) / 10:
         facts["loss_overflow"] = True
     return facts

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from explainer._diagnosis import Diagnosis
 from explainer._inspect import format_shape
 
-from .curves import _sig
+from .curves import significant
 
 if TYPE_CHECKING:
     import torch
@@ -69,13 +69,13 @@ def overfit_one_batch(model: torch.nn.Module, batch: Any, loss_fn: Callable[...,
             if step == 0:
                 _gradient_flow(trainable, facts)
             optimizer.step()
-        facts.update(initial_loss=_sig(curve[0]), final_loss=_sig(curve[-1]), tolerance=_sig(limit),
+        facts.update(initial_loss=significant(curve[0]), final_loss=significant(curve[-1]), tolerance=significant(limit),
                      steps_taken=len(curve), curve=_sample(curve))
         passed = len(curve) > MIN_STEPS and abs(curve[-1]) <= limit
         facts["passed"] = passed
         if passed:
             return diagnose_signal("signal.overfit_passed", facts)
-        facts["best_loss"] = _sig(min(v for v in curve if not math.isnan(v))) if any(
+        facts["best_loss"] = significant(min(v for v in curve if not math.isnan(v))) if any(
             not math.isnan(v) for v in curve) else curve[-1]
         if frozen:
             facts["frozen_params"] = frozen[:20]
@@ -189,7 +189,7 @@ def _baseline(model: torch.nn.Module, inputs: Any, output: Any, target: Any, los
         return
     final = min(v for v in curve if math.isfinite(v)) if any(math.isfinite(v) for v in curve) else math.nan
     if math.isfinite(best):
-        facts["baseline_loss"] = _sig(best)
+        facts["baseline_loss"] = significant(best)
         if math.isfinite(final) and final >= BASELINE_MARGIN * best:
             facts["no_better_than_constant"] = True
     if output.dim() >= 1 and output.shape[0] > 1:
@@ -198,13 +198,13 @@ def _baseline(model: torch.nn.Module, inputs: Any, output: Any, target: Any, los
         if isinstance(again, torch.Tensor) and again.is_floating_point():
             # How much the outputs differ between samples: zero when the forward ignores its input.
             spread = float((again - again.roll(1, 0)).norm() / again.norm().clamp_min(1e-12))
-            facts["input_sensitivity"] = _sig(spread)
+            facts["input_sensitivity"] = significant(spread)
             if spread < 1e-6:
                 facts["input_ignored"] = True
 
 
 def _sample(curve: list[float]) -> list[float]:
     if len(curve) <= CURVE_POINTS:
-        return [_sig(v) for v in curve]
+        return [significant(v) for v in curve]
     step = (len(curve) - 1) / (CURVE_POINTS - 1)
-    return [_sig(curve[round(i * step)]) for i in range(CURVE_POINTS)]
+    return [significant(curve[round(i * step)]) for i in range(CURVE_POINTS)]
