@@ -75,8 +75,8 @@ def set_script_folder(folder: str | Path | None) -> None:
 
 
 def rule_projects() -> list[tuple[dict[str, Any], Path]]:
-    """The [tool.explainer] tables whose `rules` name team packs, with their pyproject.toml: the nearest above
-    the script `python -m explainer` runs first, then the nearest above the working directory."""
+    """The [tool.explainer] tables (team packs, runbook_url) with their pyproject.toml: the nearest above the
+    script `python -m explainer` runs first, then the nearest above the working directory."""
     found: dict[Path, dict[str, Any]] = {}
     for start in ((_script_folder,) if _script_folder is not None else ()) + (None,):
         settings, path = project_settings(start)
@@ -85,9 +85,25 @@ def rule_projects() -> list[tuple[dict[str, Any], Path]]:
     return [(settings, path) for path, settings in found.items()]
 
 
+def open_command(rule_id: str) -> str:
+    """The `explainer open` command for a rule's page; for a team rule found from the script's project (not the
+    working directory's), with that folder, so that the command finds the rule wherever it is run."""
+    from explainer._diagnosis import CATEGORIES
+
+    command = f"explainer open {rule_id}"
+    if (_script_folder is not None and rule_id.split(".")[0] not in CATEGORIES
+            and find_pyproject(_script_folder) != find_pyproject()):
+        import shlex
+
+        command += f" --project {shlex.quote(str(_script_folder))}"
+    return command
+
+
 def configured_runbook_base() -> str | None:
-    """A team's hosted copy of the site: $EXPLAINER_RUNBOOK_URL, else runbook_url in [tool.explainer]."""
-    base = os.environ.get("EXPLAINER_RUNBOOK_URL") or project_settings()[0].get("runbook_url")
+    """A team's hosted copy of the site: $EXPLAINER_RUNBOOK_URL, else runbook_url in [tool.explainer] of the
+    script's project (`python -m explainer SCRIPT`), then of the working directory's."""
+    base = os.environ.get("EXPLAINER_RUNBOOK_URL") or next(
+        (settings["runbook_url"] for settings, _ in rule_projects() if settings.get("runbook_url")), None)
     return str(base).rstrip("/") + "/" if base else None
 
 

@@ -11,13 +11,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("rule_id", metavar="RULE", help="a rule id, as a diagnosis prints it: shape.matmul")
     parser.add_argument("--print", dest="print_only", action="store_true",
                         help="build the page if needed and print its URL instead of opening a browser")
+    parser.add_argument("--project", metavar="FOLDER",
+                        help="also the team packs of the project this folder is in, as `python -m explainer "
+                             "SCRIPT` finds them from the script's folder")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from explainer._config import local_file, runbook_url
+    from explainer._config import local_file, runbook_url, set_script_folder
     from explainer.rules.base import default_rulebase
 
+    if args.project:
+        set_script_folder(args.project)
     if args.rule_id not in default_rulebase().by_id:
         print(f"explainer: no rule {args.rule_id!r} (see 'explainer rules list')", file=sys.stderr)
         return 2

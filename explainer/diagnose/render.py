@@ -310,12 +310,12 @@ def runbook_note(diagnosis: Diagnosis, *, start_build: bool) -> str | None:
     terminal (someone who may click it), start the one background build."""
     if not diagnosis.runbook or diagnosis.rule is None:
         return None
-    from explainer._config import local_build_blocker, local_site_dir, local_site_state, start_local_build
+    from explainer._config import local_build_blocker, local_site_dir, local_site_state, open_command, start_local_build
 
     state = local_site_state(diagnosis.runbook)
     if state is None:
         return None
-    open_it = f"`explainer open {diagnosis.rule}`"
+    open_it = f"`{open_command(diagnosis.rule)}`"
     if state == "stale":
         return f"this page is newer than the local runbook site; {open_it} rebuilds the site and opens it"
     if state == "building":

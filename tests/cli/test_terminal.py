@@ -145,6 +145,23 @@ def test_the_default_link_is_the_local_sites_file_and_a_missing_site_says_what_t
     assert runbook_note(explain(raise_fixture("fixtures/shape/linear_in_features.py")), start_build=True) is None
 
 
+
+def test_runbook_url_of_the_scripts_project_is_used_when_run_from_elsewhere(monkeypatch, tmp_path):
+    from explainer._config import set_script_folder
+
+    project = tmp_path / "proj"
+    (project / "src").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[tool.explainer]\nrunbook_url = "https://runbooks.example.test/team"\n')
+    elsewhere = tmp_path / "jobs"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)  # no pyproject.toml above it: only the script's project names the site
+    monkeypatch.setattr("explainer._config._script_folder", None)
+    assert runbook_url("shape.matmul") == local_site_dir().joinpath("rules", "shape.matmul.html").as_uri()
+    set_script_folder(project / "src")
+    assert runbook_url("shape.matmul") == "https://runbooks.example.test/team/rules/shape.matmul/"
+    (elsewhere / "pyproject.toml").write_text('[tool.explainer]\nrunbook_url = "https://ops.example.test/rb"\n')
+    assert runbook_url("shape.matmul") == "https://runbooks.example.test/team/rules/shape.matmul/"  # the script's first
+
 def test_explainer_open_hands_the_page_to_the_browser(tmp_path):
     record = tmp_path / "opened.txt"
     browser = tmp_path / "browser.py"

@@ -531,3 +531,22 @@ def test_the_crash_notice_says_a_skipped_pack_is_a_packs_problem_not_a_broken_ru
         f"torch-explainer: {counts} with a team rule pack ({second / 'pack.yaml'}: prefix 'acme' is already claimed "
         f"by {first / 'pack.yaml'} (named by $EXPLAINER_RULES): this pack in {second} (named by $EXPLAINER_RULES) is "
         "skipped); run 'explainer rules check'\n")
+
+
+
+def test_explainer_open_finds_a_team_rule_of_the_scripts_project_from_elsewhere(tmp_path, monkeypatch, capsys):
+    from explainer._config import open_command, set_script_folder
+
+    project = project_with_pack(tmp_path / "proj", "acme", "acme.stall", "StallError: worker 3 stalled")
+    monkeypatch.setenv("EXPLAINER_RUNBOOK_URL", "https://runbooks.example.test/t/")
+    monkeypatch.setattr("explainer._config._script_folder", None)
+    # run from a folder of no project (the fixture's cwd): the pack is not discovered without the script's folder
+    assert main(["open", "acme.stall", "--print"]) == 2
+    assert "no rule 'acme.stall'" in capsys.readouterr().err
+    set_script_folder(project)  # what `python -m explainer proj/train.py` does at the crash
+    assert open_command("acme.stall") == f"explainer open acme.stall --project {project}"
+    assert open_command("shape.matmul") == "explainer open shape.matmul"  # a built-in rule is found anywhere
+    monkeypatch.setattr("explainer._config._script_folder", None)
+    reset_default_rulebase()
+    assert main(["open", "acme.stall", "--project", str(project), "--print"]) == 0
+    assert capsys.readouterr().out == "https://runbooks.example.test/t/rules/acme.stall/\n"
