@@ -76,14 +76,18 @@ class BuildResult:
 def site_rulebase(*, example: bool = True) -> RuleBase:
     """What the site shows: the rules in force here, as `explainer rules list` sees them (the built-in rules and
     every discovered team pack); with example (the repository's own site, so that readers see a complete pack),
-    also the example pack in fixtures/team_pack, unless a discovered pack already has its prefix."""
-    from explainer.probes import load_builtin_probes
+    also the example pack in fixtures/team_pack, unless a discovered pack already has its prefix.
+
+    Read through the folder indexes, as a crash reads the rules: the background build a crash starts finds the
+    index that crash wrote, where validating every rule file again costs about 10 s of CPU."""
+    from explainer.rules.base import LazyProbes
     from explainer.rules.packs import discover_packs
 
-    probes = load_builtin_probes()
+    probes = LazyProbes()  # the built-in probes are imported before a pack's, as in default_rulebase
     shipped = [(EXAMPLE_PACK, "the example pack in fixtures/team_pack")] if example and EXAMPLE_PACK.is_dir() else None
-    packs, problems = discover_packs(fallback=shipped)
-    return build_rulebase([("builtin", builtin_rules_dir())], probes, packs=packs, pack_problems=problems)
+    packs, problems = discover_packs(fallback=shipped, before_probes=probes.load_all)
+    return build_rulebase([("builtin", builtin_rules_dir())], probes, packs=packs, pack_problems=problems,
+                          cached=True)
 
 
 def generate(work: Path, out: Path, *, rulebase: RuleBase | None = None, local: bool = False) -> BuildResult:
