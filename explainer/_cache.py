@@ -54,6 +54,7 @@ class RuleCache:
         self.path = path
         self.files: dict[str, dict[str, Any]] = {}
         self.templates: dict[str, list[str]] = {}
+        self.gates: dict[str, list[str]] = {}  # a pattern's required runs (as JSON) -> the gate keys chosen for them
         self.changed = False
         self._lock = threading.Lock()
         if path is not None:
@@ -62,6 +63,7 @@ class RuleCache:
                 if isinstance(data, dict) and data.get("version") == VERSION:
                     self.files = dict(data.get("files", {}))
                     self.templates = dict(data.get("templates", {}))
+                    self.gates = dict(data.get("gates", {}))
             except (OSError, ValueError):
                 pass
 
@@ -103,10 +105,25 @@ class RuleCache:
                 self.templates[source] = sorted(fields)
                 self.changed = True
 
+    def gate_keys(self, required: list[list[str]], choose) -> list[str]:
+        """The gate keys chosen for these required runs before (the examples they were chosen by have changed
+        since, at most a little: any required run is a correct gate), else choose(required), kept."""
+        key = json.dumps(required)
+        found = self.gates.get(key)
+        if not isinstance(found, list):
+            found = choose(required)
+            if self.path is not None:
+                with self._lock:
+                    if len(self.gates) >= MAX_TEMPLATES:
+                        self.gates.pop(next(iter(self.gates)))
+                    self.gates[key] = found
+                    self.changed = True
+        return found
+
     def save(self) -> None:
         if self.path is None or not self.changed:
             return
-        data = json.dumps({"version": VERSION, "files": self.files, "templates": self.templates})
+        data = json.dumps({"version": VERSION, "files": self.files, "templates": self.templates, "gates": self.gates})
         if _write_cache_file(self.path, data.encode("utf-8")):
             self.changed = False
 

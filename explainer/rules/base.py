@@ -18,7 +18,7 @@ from explainer._errors import RuleError
 from explainer._gc import paused_gc
 from explainer._lazyre import lazy_compile
 
-from .engine import codes_of, engine_stamp
+from .engine import engine_stamp, known_codes, parsed_codes
 from .packs import Pack, discover_packs, display_path
 from .prefilter import Sample, gated_rules, gates, open_gates, required_runs
 from .files import builtin_rules_dir, rule_file_stats
@@ -263,22 +263,27 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
         if built is not None:
             return rules_from_index(*built), []
     cache = open_cache(folder) if cached else NO_CACHE
+    # The built-in rules' templates are checked by the test suite and by `explainer rules check`: the index a crash
+    # builds does not parse them all with jinja2 again (about a third of the build); a team's rules are checked.
+    check_templates = not (cached and pack == "builtin")
     rules, problems = [], []
-    for path, _, _ in files:
-        try:
-            rules.append(load_rule_file(Path(path), pack=pack, known_probes=known_probes, display_root=display_root,
-                                        cache=cache))
-        except RuleError as exc:
-            problems.append(exc)
-    cache.save()
+    with parsed_codes() as recorded:
+        for path, _, _ in files:
+            try:
+                rules.append(load_rule_file(Path(path), pack=pack, known_probes=known_probes,
+                                            display_root=display_root, cache=cache, check_templates=check_templates))
+            except RuleError as exc:
+                problems.append(exc)
     if index is not None and not problems:
         # the index is read at every crash: its gates are the keys fewest of the folder's examples hold
         sample = Sample([example.message for rule in rules for example in rule.examples])
-        codes = codes_of([source for rule in rules for source in regex_sources(rule)])
+        codes = known_codes(folder, [source for rule in rules for source in regex_sources(rule)], recorded)
+        choose = functools.partial(gates, sample=sample)
         for rule in rules:
-            rule.gates = [gates(required, sample) for required in rule.literals]
+            rule.gates = [None if required is None else cache.gate_keys(required, choose) for required in rule.literals]
             rule.pattern_codes = {source: codes[source] for source in regex_sources(rule) if source in codes}
         save_index(index, [rule_to_data(rule) for rule in rules])  # a folder with problems is read again
+    cache.save()
     return rules, problems
 
 

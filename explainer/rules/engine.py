@@ -9,12 +9,14 @@ so the folder index's name carries that build's stamp (`engine_stamp`)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.machinery
 import importlib.util
 import marshal
 import os
 import sys
+import threading
 from typing import Any
 
 from explainer._lazyre import engine_calls
@@ -49,6 +51,11 @@ def codes_of(sources: list[str]) -> dict[str, tuple]:
                 regex.compile(source, cache_pattern=False)
             except (regex.error, RecursionError, ValueError):
                 continue
+    return codes_from_calls(calls, sources)
+
+
+def codes_from_calls(calls: list[tuple], sources) -> dict[str, tuple]:
+    """The codes of sources among the engine calls engine_calls recorded (regex's parser gave them)."""
     seen = {args[0]: args for args in calls if args}
     codes = {}
     for source in sources:
@@ -61,6 +68,53 @@ def codes_of(sources: list[str]) -> dict[str, tuple]:
         except ValueError:
             continue
         codes[source] = code
+    return codes
+
+
+_recording = threading.local()  # the engine calls an index build keeps, per thread (see parsed_codes)
+
+
+@contextlib.contextmanager
+def parsed_codes():
+    """The engine calls of the patterns compile_recorded compiles inside the block: an index build keeps the codes of
+    the patterns it compiled to validate them, instead of parsing each again (see known_codes)."""
+    _recording.calls = calls = []
+    try:
+        yield calls
+    finally:
+        _recording.calls = None
+
+
+def compile_recorded(source: str) -> Any:
+    """regex.compile(source), its engine call kept where parsed_codes is recording (one short swap per pattern: no
+    lock is held while anything else runs)."""
+    import regex
+
+    calls = getattr(_recording, "calls", None)
+    if calls is None:
+        return regex.compile(source)
+    from regex import _main
+
+    with engine_calls(_main, "_regex") as made:
+        found = regex.compile(source)
+    calls.extend(made)
+    return found
+
+
+def known_codes(folder, sources: list[str], recorded: list[tuple] = ()) -> dict[str, tuple]:
+    """codes_of(sources), parsing only the sources neither an earlier index build of folder (with this engine) nor
+    this one (recorded: see parsed_codes) did: after an edit of one rule, its patterns alone."""
+    from explainer._cache import cache_file, load_marshal, save_marshal
+
+    path = cache_file("codes", f"{engine_stamp()}|{os.path.abspath(folder)}")
+    kept = load_marshal(path)
+    kept = kept if isinstance(kept, dict) else {}
+    wanted = set(sources)
+    codes = {source: code for source, code in kept.items() if source in wanted}
+    codes.update(codes_from_calls(recorded, [source for source in wanted if source not in codes]))
+    codes.update(codes_of([source for source in wanted if source not in codes]))
+    if codes != kept:
+        save_marshal(path, codes)  # the folder's patterns as they are now: none it dropped is kept
     return codes
 
 

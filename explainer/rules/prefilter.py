@@ -105,10 +105,12 @@ def _combined(before: list[set[str]], inner: list[set[str]]) -> list[set[str]]:
 
 
 class Sample:
-    """Real messages (the rules' examples) to choose gates by: how many of them hold a word or a run."""
+    """Real messages (the rules' examples) to choose gates by: how many of them hold a word, how often they hold a
+    run (counted in all of them joined, a pass in C: a rare run is rare either way)."""
 
     def __init__(self, texts: list[str]) -> None:
         self._texts = {False: texts, True: [text.casefold() for text in texts]}
+        self._joined = {folded: "\0".join(found) for folded, found in self._texts.items()}
         self._words: dict[bool, dict[str, int]] = {}
         self._runs: dict[tuple[bool, str], int] = {}
 
@@ -122,7 +124,7 @@ class Sample:
                 self._words[folded] = counts
             return self._words[folded].get(key, 0)
         if (folded, key) not in self._runs:
-            self._runs[(folded, key)] = sum(key in text for text in self._texts[folded])
+            self._runs[(folded, key)] = self._joined[folded].count(key)
         return self._runs[(folded, key)]
 
 
@@ -143,7 +145,7 @@ def gates(required: list[list[str]] | None, sample: Sample | None = None) -> lis
         def cost(option: tuple[str, str], folded: bool = folded) -> tuple[int, int]:
             return (0 if sample is None else sample.holding(*option, folded)), -len(option[1])
 
-        kind, key = min(options, key=cost)
+        kind, key = min(options, key=cost) if len(options) > 1 else options[0]  # (a lone option costs no count)
         keys.append((kind.upper() if folded else kind) + key)
     return keys
 

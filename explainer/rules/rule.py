@@ -156,11 +156,12 @@ def rules_from_index(items: list[tuple], details: memoryview) -> list[Rule]:
 
 
 def load_rule_file(path: Path, *, pack: str = "builtin", known_probes: dict[str, Any] | None = None,
-                   display_root: Path | None = None, cache: RuleCache = NO_CACHE) -> Rule:
+                   display_root: Path | None = None, cache: RuleCache = NO_CACHE, check_templates: bool = True) -> Rule:
     """Parse and validate one rule file; raises RuleError naming the file, line, rule and field.
 
     With a cache, a file seen unchanged before is not parsed again, its patterns compile on first
-    use and its templates are not re-read; every check on its fields still runs.
+    use and its templates are not re-read; every check on its fields still runs (its templates' only with
+    check_templates).
     """
     shown = _display(path, display_root)
     key = cache.file_key(path)
@@ -170,7 +171,8 @@ def load_rule_file(path: Path, *, pack: str = "builtin", known_probes: dict[str,
     else:
         data, lines, body = _read_rule_file(path, shown)
     rule = _build_rule(data, body, shown, lines, pack, known_probes, cache,
-                       set(known["groups"]) if known else None, known.get("literals") if known else None)
+                       set(known["groups"]) if known else None, known.get("literals") if known else None,
+                       check_templates)
     cache.remember_file(key, {"data": data, "lines": lines, "body": body, "groups": sorted(rule.groups),
                               "literals": rule.literals})
     return rule
@@ -244,7 +246,7 @@ def _field_lines(node: Any, prefix: str = "") -> dict[str, int]:
 
 def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: str,
                 known_probes: dict[str, Any] | None, cache: RuleCache, cached_groups: set[str] | None,
-                cached_literals: list[list[list[str]] | None] | None) -> Rule:
+                cached_literals: list[list[list[str]] | None] | None, check_templates: bool = True) -> Rule:
     """Validate every field; on problems, raise the first with all of them in its `problems`."""
     rule_id = data.get("id")
     problems: list[RuleError] = []
@@ -275,8 +277,9 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     provided = set(COMMON_FACTS) | groups_known | code_groups | context_groups | set(declared_facts) | _probe_facts(probes, known_probes, fail)
     summary = _string_list(data.get("summary"), "summary", fail, required=True)
     fixes = _fix_list(data.get("fixes"), fail)
-    _check_templates(summary, fixes, provided, groups_known if patterns_ok and not is_signal else None, fail, cache,
-                     patterns_ok)
+    if check_templates:
+        _check_templates(summary, fixes, provided, groups_known if patterns_ok and not is_signal else None, fail,
+                         cache, patterns_ok)
     examples = _examples(data.get("examples"), "examples", fail, lines, required=not is_signal)
     counter_examples = _examples(data.get("counter_examples"), "counter_examples", fail, lines)
     fixture = data.get("fixture")
@@ -342,10 +345,12 @@ def _compile_patterns(sources: list[str], fail, fld: str = "patterns") -> tuple[
     """(compiled patterns, their named groups, whether all compiled)."""
     import regex
 
+    from .engine import compile_recorded
+
     compiled, groups, ok = [], set(), True
     for i, source in enumerate(sources):
         try:
-            compiled.append(regex.compile(source))
+            compiled.append(compile_recorded(source))
             groups.update(compiled[-1].groupindex)
         except regex.error as exc:
             fail(f"{fld}[{i}]", f"pattern does not compile: {exc}")

@@ -269,6 +269,30 @@ def test_a_folder_loads_from_its_index_until_a_file_changes(tmp_path, monkeypatc
     assert not rules and "does not compile" in str(problems[0])
 
 
+
+def test_an_index_rebuilt_after_one_edit_parses_and_gates_only_that_files_patterns(tmp_path, monkeypatch):
+    from explainer.rules import base as _rulebase
+    from explainer.rules import engine
+
+    monkeypatch.setenv("EXPLAINER_CACHE_DIR", str(tmp_path / "cache"))
+    _write(tmp_path, GOOD)
+    other = _write(tmp_path, GOOD.replace("acme.loader_timeout", "acme.loader_stall").replace("took", "stalled for"),
+                   "stall.md")
+    first, _ = _rulebase.load_folder(tmp_path, pack="acme", known_probes=PROBES, cached=True)
+    parsed, gated = [], []
+    real_codes_of, real_gates = engine.codes_of, _rulebase.gates
+    monkeypatch.setattr(engine, "codes_of", lambda sources: parsed.extend(sources) or real_codes_of(sources))
+    monkeypatch.setattr(_rulebase, "gates", lambda required, sample: gated.append(required) or real_gates(required, sample))
+    other.write_text(other.read_text().replace("stalled for", "hung for"))
+    rebuilt, problems = _rulebase.load_folder(tmp_path, pack="acme", known_probes=PROBES, cached=True)
+    assert not problems and [r.id for r in rebuilt] == [r.id for r in first]
+    # the edited rule's pattern was compiled to validate it, and its code kept from that compile: nothing parsed again
+    assert parsed == []
+    assert gated == [rebuilt[1].literals[0]] and "hung" in str(gated)  # the unchanged rule keeps its gates
+    assert rebuilt[0].gates == first[0].gates and rebuilt[0].pattern_codes == first[0].pattern_codes
+    assert set(rebuilt[1].pattern_codes) == set(rebuilt[1].pattern_sources)
+    assert _rulebase.RuleBase(rebuilt).match("AcmeLoaderTimeout: shard 7 hung for 120s").rule.id == "acme.loader_stall"
+
 def test_a_folder_index_reads_a_rules_details_only_when_the_rule_is_used(tmp_path, monkeypatch):
     from explainer.rules import base as _rulebase
 
