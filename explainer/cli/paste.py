@@ -294,9 +294,10 @@ def _placed(diagnosis: Diagnosis, head: str, text: str, dangling: list[Frame], f
         _lend_paste_facts([same], text)
         _placed_at_error(same, found)
         return same
-    if len(found) == 1 and found[0].frames and not found[0].warning:
-        diagnosis.location = found[0].location()
-        note_raising_frame(diagnosis, found[0])
+    errors = [record for record in found if not record.warning]  # (a library's warning printed above it: not the error)
+    if len(errors) == 1 and errors[0].frames:
+        diagnosis.location = errors[0].location()
+        note_raising_frame(diagnosis, errors[0])
     elif dangling:
         diagnosis.location = frames_location(dangling)
         note_raising_frame(diagnosis, FoundError(text, dangling))

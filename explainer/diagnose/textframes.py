@@ -31,8 +31,8 @@ RAISE_RE = lazy_compile(r"""^raise\s+(?P<type>[\w.]+)\(\s*(?P<q>["'])(?P<msg>[^"
 IPYTHON_FRAME_RES = [
     # (Spyder's IPython console leaves out the comma: "File ~\\x\\functional.py:3127 in binary_cross_entropy")
     lazy_compile(r'^\s*File (?P<file>[^"\s\[][^,"]*?\.py):(?P<line>\d+)(?:,? in (?P<func>.+))?\s*$'),
-    # JupyterLab's copy keeps the file as a markdown link: "File [~/x.py:64](http://host/lab/tree/x.py#line=63), in f"
-    lazy_compile(r'^\s*File \[(?P<file>[^\]\s]+?\.py):(?P<line>\d+)\]\([^)\s]*\)(?:, in (?P<func>.+))?\s*$'),
+    # JupyterLab's copy keeps the file as a markdown link: "File [~/x.py:64](http://host/lab/tree/x.py#line=63), in f" (or its brackets only)
+    lazy_compile(r'^\s*File \[(?P<file>[^\]\s]+?\.py):(?P<line>\d+)\](?:\([^)\s]*\))?(?:, in (?P<func>.+))?\s*$'),
     # (a module's own frame has no arguments: "~\\.conda\\envs\\py3\\lib\\site-packages\\torch\\__init__.py in <module>"; a rooted
     # path may hold spaces; Python 2's IPython names the compiled file: "/usr/local/lib/python2.7/.../rnn.pyc in f(...)")
     lazy_compile(r'^(?P<file>(?:~|[A-Za-z]:)?[\\/][^"\n]*?\.pyc?|[^\s"]+\.pyc?) in (?P<func>[\w<>.]+)(?:\(.*|(?<=<module>)\s*)$'),
