@@ -426,9 +426,8 @@ def with_failing_line(text: str, code: str) -> str:
     return f"{stripped}\n{code}"
 
 
-# rich.traceback's box (kohya_ss, typer, Lightning's rich handlers): a title border, one panel line per frame
-# ("path.py:397 in f", the path cut at the box's width), numbered source lines with the failing one marked ❱, nested
-# locals panels; a long message may sit in a panel of its own.
+# rich.traceback's box (kohya_ss, typer, Lightning): a title, a panel line per frame ("path.py:397 in f", wrapped at the
+# box's width), numbered source lines (the failing one marked ❱), nested locals panels, maybe the message in a panel.
 RICH_TITLE_RE = lazy_compile(r"^\s*╭─+ Traceback \(most recent call last\) ─+╮\s*$")
 RICH_PANEL_RE = lazy_compile(r"^\s*│(?P<inner>.*?)│?\s*$")
 RICH_FRAME_RE = lazy_compile(r"^(?P<file>\S.*?\.pyx?|<[\w\s.-]+>):(?P<line>\d+) in\s*(?P<func>[\w<>.]*)$")
@@ -443,14 +442,12 @@ class RichBox:
     """Reads the lines of rich boxes back as Python's own traceback prints them."""
 
     def __init__(self) -> None:
-        self.cut = ""  # the beginning of a frame's path, cut at the box's edge
+        self.cut = ""  # the beginning of a frame's line, cut at the box's edge
         self.width = 0  # the width of the box closed last (the console's): rich wraps the error under it there
 
     def rewrapped(self, previous: str, line: str) -> str | None:
-        """How line, under the box's error line previous (as printed), joins it where rich wrapped the message at
-        the box's width: "" where it folded a word longer than the width ("torch.Flo", "atTensor"), " " where it moved
-        a word that did not fit to the next line; None for a line of the message's own (indented, or one whose first
-        word would have fitted)."""
+        """How line joins the box's error line above it where rich wrapped the message at the box's width: "" for a
+        word longer than the width ("torch.Flo", "atTensor"), " " for a word moved down; None for a line of its own."""
         width = self.width
         if not width or not line or line[:1].isspace() or not previous or len(previous) > width:
             return None
@@ -459,8 +456,7 @@ class RichBox:
         return " " if len(previous) + 1 + len(line.split(None, 1)[0]) > width else None
 
     def unbox(self, line: str) -> str | None:
-        """The line as Python would print it ("" for what it leaves out: borders, source lines around
-        the failing one, locals), or None for a line outside any box."""
+        """The line as Python would print it ("" for borders, source lines around the failing one, locals), or None."""
         stripped = line.lstrip()
         if not stripped or stripped[0] not in RICH_BOX_CHARS:
             self.cut = ""
@@ -468,7 +464,7 @@ class RichBox:
             bare = stripped.rstrip().removesuffix("│").rstrip() if ".py:" in stripped else ""
             if bare and (bare != stripped.rstrip() or " " not in bare.split(".py", 1)[0]) \
                     and (frame := RICH_FRAME_RE.match(bare)) is not None:
-                return self._panel_text(frame.group())
+                return self._panel_text(frame.group(), hold=False)  # (no next panel line to complete it)
             return None
         if RICH_TITLE_RE.match(line):
             self.width = 0
@@ -480,9 +476,13 @@ class RichBox:
             return ""  # a border, or a nested locals panel
         return self._panel_text(panel.group("inner").strip())
 
-    def _panel_text(self, inner: str) -> str:
+    def _panel_text(self, inner: str, hold: bool = True) -> str:
         cut, self.cut = self.cut, ""
-        frame = RICH_FRAME_RE.match(cut + inner)
+        held = cut.endswith(" in")  # a frame line wrapped after " in": its function, if this is one, completes it
+        frame = RICH_FRAME_RE.match((f"{cut} {inner}" if RICH_FUNC_RE.match(inner) else cut) if held else cut + inner)
+        if frame is not None and not frame.group("func") and hold and not held:
+            self.cut = frame.group()  # (the function comes on the next line)
+            return ""
         if frame is not None:
             func = f", in {frame.group('func')}" if frame.group("func") else ""
             return f'  File "{frame.group("file")}", line {frame.group("line")}{func}'

@@ -109,6 +109,18 @@ def test_rich_s_box_and_its_wrapped_error_line_read_as_python_s_traceback(tmp_pa
         ("train", 11, "return torch.matmul(x, weight)")
 
 
+def test_a_frame_line_rich_wrapped_after_in_keeps_its_function(tmp_path):
+    # a box 50 wide holds 46 characters a line: a folder name padded so that the path's last piece and " in" fill a
+    # line, and "train" goes to the next (how a longer temporary folder first showed it)
+    pad = next(k for k in range(1, 47) if len(f"{tmp_path / ('d' * k)}/rich_run.py:11") % 46 == 40)
+    folder = tmp_path / ("d" * pad)
+    folder.mkdir()
+    stderr = _run(folder, "rich_run.py", RICH, "rich_run.py", "50").stderr
+    assert any(line.rstrip(" │").endswith(":11 in") for line in stderr.splitlines()), stderr
+    [diagnosis] = _explained(stderr)
+    assert (diagnosis.location.function, diagnosis.location.line) == ("train", 11)
+
+
 def test_a_word_rich_folded_at_the_box_s_width_is_joined_without_a_space(tmp_path):
     source = """
         import sys
