@@ -87,11 +87,7 @@ class RuleCache:
             json.dumps(entry)  # YAML can hold dates and sets, which JSON cannot
         except (TypeError, ValueError):
             return
-        with self._lock:
-            if len(self.files) >= MAX_FILES:
-                self.files.pop(next(iter(self.files)))
-            self.files[key] = entry
-            self.changed = True
+        self._keep(self.files, key, entry, MAX_FILES)
 
     def template_fields(self, source: str) -> frozenset[str] | None:
         found = self.templates.get(source)
@@ -99,11 +95,7 @@ class RuleCache:
 
     def remember_template(self, source: str, fields: frozenset[str]) -> None:
         if source not in self.templates and self.path is not None:
-            with self._lock:
-                if len(self.templates) >= MAX_TEMPLATES:
-                    self.templates.pop(next(iter(self.templates)))
-                self.templates[source] = sorted(fields)
-                self.changed = True
+            self._keep(self.templates, source, sorted(fields), MAX_TEMPLATES)
 
     def gate_keys(self, required: list[list[str]], choose) -> list[str]:
         """The gate keys chosen for these required runs before (the examples they were chosen by have changed
@@ -113,12 +105,16 @@ class RuleCache:
         if not isinstance(found, list):
             found = choose(required)
             if self.path is not None:
-                with self._lock:
-                    if len(self.gates) >= MAX_TEMPLATES:
-                        self.gates.pop(next(iter(self.gates)))
-                    self.gates[key] = found
-                    self.changed = True
+                self._keep(self.gates, key, found, MAX_TEMPLATES)
         return found
+
+    def _keep(self, table: dict[str, Any], key: str, value: Any, cap: int) -> None:
+        """value kept under key, the oldest entry of table dropped at its cap."""
+        with self._lock:
+            if len(table) >= cap:
+                table.pop(next(iter(table)))
+            table[key] = value
+            self.changed = True
 
     def save(self) -> None:
         if self.path is None or not self.changed:

@@ -267,7 +267,7 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
     # builds does not parse them all with jinja2 again (about a third of the build); a team's rules are checked.
     check_templates = not (cached and pack == "builtin")
     rules, problems = [], []
-    with parsed_codes() as recorded:
+    with parsed_codes(active=index is not None) as recorded:
         for path, _, _ in files:
             try:
                 rules.append(load_rule_file(Path(path), pack=pack, known_probes=known_probes,

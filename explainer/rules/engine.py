@@ -75,10 +75,15 @@ _recording = threading.local()  # the engine calls an index build keeps, per thr
 
 
 @contextlib.contextmanager
-def parsed_codes():
+def parsed_codes(active: bool = True):
     """The engine calls of the patterns compile_recorded compiles inside the block: an index build keeps the codes of
-    the patterns it compiled to validate them, instead of parsing each again (see known_codes)."""
-    _recording.calls = calls = []
+    the patterns it compiled to validate them, instead of parsing each again (see known_codes). Not active: a load
+    that writes no index records nothing."""
+    calls: list[tuple] = []
+    if not active:
+        yield calls
+        return
+    _recording.calls = calls
     try:
         yield calls
     finally:

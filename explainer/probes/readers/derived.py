@@ -152,12 +152,11 @@ def tensor_arguments(record: FrameRecord | None) -> list[Argument]:
     namespace = record.namespace()
     if isinstance(node, (ast.If, ast.While, ast.Assert)):  # a truth test: the tensors are in its condition
         node = node.test
-    if isinstance(node, (ast.BoolOp, ast.Name)) or isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        found = [argument(n, namespace) for n in _condition_leaves(node)]
+    truth_test = isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)
+    if truth_test or isinstance(node, (ast.BoolOp, ast.Compare, ast.Name)):
+        found = [argument(n, namespace) for n in _condition_leaves(node)]  # (a comparison: its operands)
     elif isinstance(node, ast.BinOp):
         found = [argument(node.left, namespace), argument(node.right, namespace)]
-    elif isinstance(node, ast.Compare):
-        found = [argument(n, namespace) for n in [node.left, *node.comparators]]
     elif isinstance(node, (ast.Attribute, ast.Subscript, ast.UnaryOp)):
         found = [argument(node.operand if isinstance(node, ast.UnaryOp) else node.value, namespace)]
     elif isinstance(node, ast.Call):
