@@ -468,4 +468,18 @@ def user_location(records: list[FrameRecord]):
     record = innermost_user_frame(records)
     if record is None:
         return None
-    return Location(record.filename, record.lineno, record.code, record.name)
+    return Location(cell_name(record.filename), record.lineno, record.code, record.name)
+
+
+def cell_name(filename: str) -> str:
+    """A live notebook cell's file as IPython's own traceback names it ("Cell In[3]"), not its temporary path
+    (/tmp/ipykernel_.../123.py); any other file as it is. Only IPython's map of the cells it compiled is read."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None:
+        return filename
+    try:
+        shell = ipython.get_ipython()
+        name = shell.compile.format_code_name(filename) if shell is not None else None
+    except Exception:  # an IPython without the map (before 8.0), or a shell of its own kind
+        return filename
+    return " ".join(name) if isinstance(name, tuple) and all(isinstance(part, str) for part in name) else filename

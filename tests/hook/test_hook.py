@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import sys
 import threading
 import traceback
@@ -161,3 +162,21 @@ def test_ipython_extension_prints_after_ipythons_traceback(capsys):
     shell.run_line_magic("unload_ext", "explainer")
     shell.run_cell("net(batch)")
     assert "torch-explainer" not in capsys.readouterr().out
+
+
+def test_a_live_notebook_cell_is_named_as_ipythons_traceback_names_it(capsys):
+    from IPython.testing.globalipapp import get_ipython, start_ipython
+
+    shell = start_ipython() or get_ipython()
+    shell.run_cell("import torch\nfrom torch import nn\nnet = nn.Linear(8, 2)\nbatch = torch.randn(4, 6)")
+    shell.run_line_magic("load_ext", "explainer")
+    try:
+        shell.run_cell("def halve(x):\n    y = x / 2\n    return net(y)\n", store_history=True)
+        shell.run_cell("out = halve(batch)", store_history=True)
+    finally:
+        shell.run_line_magic("unload_ext", "explainer")
+    out = capsys.readouterr().out
+    cell = re.search(r"^(Cell In\[\d+\]), line 3, in halve", out, re.M)  # IPython's own name for the cell
+    assert cell, out
+    assert f"  at {cell[1]}:3 in halve   return net(y)" in out
+    assert "ipython-input" not in out.split("torch-explainer [")[1]
