@@ -21,7 +21,7 @@ from explainer._lazyre import lazy_compile
 from .engine import engine_stamp, known_codes, parsed_codes
 from .packs import Pack, discover_packs, display_path
 from .prefilter import Sample, gated_rules, gates, open_gates, required_runs
-from .files import builtin_rules_dir, rule_file_stats
+from .files import builtin_rules_dir, installed_folder_stats, rule_file_stats
 from .rule import (DETAIL_FIELDS, MATCH_FIELDS, Rule, load_rule_file, rule_to_data, rules_from_index,
                    text_may_match)
 
@@ -252,16 +252,19 @@ def _number(value: str) -> Any:
 def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | None = None,
                 cached: bool = False) -> tuple[list[Rule], list[RuleError]]:
     """Every rule file of folder; cached=True reuses what earlier processes learned (see _rulecache)."""
-    files = rule_file_stats(folder)
+    files = None
     index = None
     if cached:
         # the index's layout is part of its name: a field moved between the two parts misses it
         layout = f"{','.join(MATCH_FIELDS)}|{','.join(DETAIL_FIELDS)}"
         context = f"{pack}|{display_root}|{_probes_key(known_probes)}|{layout}|{engine_stamp()}"
-        index = folder_index_path(folder, files, context)
+        installed = installed_folder_stats(folder) if pack == "builtin" else None
+        files = None if installed is not None else rule_file_stats(folder)
+        index = folder_index_path(folder, installed or files, context)
         built = load_index(index, len(MATCH_FIELDS))
         if built is not None:
             return rules_from_index(*built), []
+    files = rule_file_stats(folder) if files is None else files
     cache = open_cache(folder) if cached else NO_CACHE
     # The built-in rules' templates are checked by the test suite and by `explainer rules check`: the index a crash
     # builds does not parse them all with jinja2 again (about a third of the build); a team's rules are checked.

@@ -270,6 +270,31 @@ def test_a_folder_loads_from_its_index_until_a_file_changes(tmp_path, monkeypatc
 
 
 
+def test_an_installed_wheels_rules_are_keyed_by_their_folders_not_a_stat_per_file(tmp_path, monkeypatch):
+    import explainer
+    from explainer._config import SOURCE_ROOT
+    from explainer.rules import base as _rulebase
+    from explainer.rules.files import installed_folder_stats
+
+    assert installed_folder_stats(SOURCE_ROOT / "runbooks") is None  # a checkout's files are edited in place
+    package = tmp_path / "site-packages" / "explainer"
+    folder = package / "runbooks" / "acme"
+    folder.mkdir(parents=True)
+    (folder / "loader_timeout.md").write_text(GOOD)
+    monkeypatch.setattr(explainer, "__file__", str(package / "__init__.py"))
+    monkeypatch.setenv("EXPLAINER_CACHE_DIR", str(tmp_path / "cache"))
+    first, problems = _rulebase.load_folder(package / "runbooks", pack="builtin", known_probes=PROBES, cached=True)
+    assert not problems and [r.id for r in first] == ["acme.loader_timeout"]
+    listed, real_stats = [], _rulebase.rule_file_stats
+    monkeypatch.setattr(_rulebase, "rule_file_stats", lambda where: listed.append(where) or real_stats(where))
+    again, _ = _rulebase.load_folder(package / "runbooks", pack="builtin", known_probes=PROBES, cached=True)
+    assert [r.id for r in again] == ["acme.loader_timeout"] and not listed, "read from the index, no file stat'd"
+    # pip writing a file (an upgrade, a reinstall) changes its folder: the index is rebuilt from the files
+    (folder / "loader_stall.md").write_text(GOOD.replace("acme.loader_timeout", "acme.loader_stall"))
+    rebuilt, _ = _rulebase.load_folder(package / "runbooks", pack="builtin", known_probes=PROBES, cached=True)
+    assert sorted(r.id for r in rebuilt) == ["acme.loader_stall", "acme.loader_timeout"] and listed
+
+
 def test_an_index_rebuilt_after_one_edit_parses_and_gates_only_that_files_patterns(tmp_path, monkeypatch):
     from explainer.rules import base as _rulebase
     from explainer.rules import engine
