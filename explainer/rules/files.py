@@ -7,6 +7,7 @@ from pathlib import Path
 
 GUIDES_DIR = "guides"
 NOT_RULES = frozenset({"readme.md", "index.md"})
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # explainer/, where a wheel puts runbooks/
 
 
 def builtin_rules_dir() -> Path:
@@ -58,11 +59,8 @@ def installed_folder_stats(folder: Path) -> list[tuple[str, int, int]] | None:
     """For the built-in rules of an installed wheel (explainer/runbooks inside the package, not a checkout's
     runbooks/): each folder's size and modification time, which change when pip removes or writes a file, in place
     of a stat per rule file (a few ms at every crash). None for a checkout, whose files are edited in place."""
-    import explainer
-
-    package = os.path.dirname(os.path.abspath(explainer.__file__))
     top = os.path.abspath(folder)
-    if os.path.dirname(top) != package:
+    if os.path.dirname(top) != PACKAGE_DIR:
         return None
     found: list[tuple[str, int, int]] = []
     for where, names, _ in os.walk(top):

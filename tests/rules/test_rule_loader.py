@@ -271,17 +271,16 @@ def test_a_folder_loads_from_its_index_until_a_file_changes(tmp_path, monkeypatc
 
 
 def test_an_installed_wheels_rules_are_keyed_by_their_folders_not_a_stat_per_file(tmp_path, monkeypatch):
-    import explainer
     from explainer._config import SOURCE_ROOT
     from explainer.rules import base as _rulebase
-    from explainer.rules.files import installed_folder_stats
+    from explainer.rules import files
 
-    assert installed_folder_stats(SOURCE_ROOT / "runbooks") is None  # a checkout's files are edited in place
+    assert files.installed_folder_stats(SOURCE_ROOT / "runbooks") is None  # a checkout's files are edited in place
     package = tmp_path / "site-packages" / "explainer"
     folder = package / "runbooks" / "acme"
     folder.mkdir(parents=True)
     (folder / "loader_timeout.md").write_text(GOOD)
-    monkeypatch.setattr(explainer, "__file__", str(package / "__init__.py"))
+    monkeypatch.setattr(files, "PACKAGE_DIR", str(package))
     monkeypatch.setenv("EXPLAINER_CACHE_DIR", str(tmp_path / "cache"))
     first, problems = _rulebase.load_folder(package / "runbooks", pack="builtin", known_probes=PROBES, cached=True)
     assert not problems and [r.id for r in first] == ["acme.loader_timeout"]
