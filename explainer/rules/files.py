@@ -11,15 +11,13 @@ PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # exp
 
 
 def builtin_rules_dir() -> Path:
-    """runbooks/ in a source checkout (editable install) or explainer/runbooks in a wheel."""
-    from importlib import resources
+    """explainer/runbooks in an installed wheel, runbooks/ in a source checkout (an editable install)."""
+    installed = Path(PACKAGE_DIR) / "runbooks"
+    if installed.is_dir():
+        return installed
+    from explainer._config import SOURCE_ROOT
 
-    try:
-        return Path(str(resources.files("explainer.runbooks")))
-    except (ModuleNotFoundError, TypeError):
-        from explainer._config import SOURCE_ROOT
-
-        return SOURCE_ROOT / "runbooks"
+    return SOURCE_ROOT / "runbooks"
 
 
 def rule_files(folder: Path) -> list[Path]:
