@@ -3,8 +3,10 @@
     python benchmarks/run.py            # full run (a few minutes), writes benchmarks/results.md
     python benchmarks/run.py --quick    # fewer repeats and a 10 MB log, for a smoke test
 
-1. `python -m explainer broken.py` against `python broken.py`, for several broken scripts.
-2. The same with 1,000 extra team rules loaded through EXPLAINER_RULES.
+1. `python -m explainer broken.py` against `python broken.py`, for several broken scripts, run from the checkout
+   (an editable install: the rule index is keyed by a stat of every rule file, which may be edited in place).
+2. The same with 1,000 extra team rules loaded through EXPLAINER_RULES, and with the explainer installed from a
+   wheel built from this tree (what `pip install torch-explainer` gives).
 3. What `import explainer` adds on top of `import torch` (`python -X importtime`, and whole processes).
 4. `explainer explain` on large training logs (100 MB and 1 GB) with a few errors in them, against
    `grep -E` for the same message families over the same log, both writing their output to a file
@@ -25,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -45,23 +48,24 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None, stdout=subprocess.DEVNULL) -> tuple[float, float, int]:
+def timed(cmd: list[str], env: dict[str, str] | None = None, stdout=subprocess.DEVNULL,
+          cwd: Path = ROOT) -> tuple[float, float, int]:
     """Wall seconds, CPU seconds (user + system) and peak RSS (KiB) of one whole process."""
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env or _env(), stdout=stdout, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env or _env(), stdout=stdout, stderr=subprocess.DEVNULL)
     _, _, usage = os.wait4(proc.pid, 0)
     return time.perf_counter() - started, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
 
 
 def side_by_side(a: list[str], b: list[str], repeat: int, env_a=None, env_b=None,
-                 stdout=subprocess.DEVNULL) -> dict[str, tuple[float, float]]:
+                 stdout=subprocess.DEVNULL, cwd: Path = ROOT) -> dict[str, tuple[float, float]]:
     """Medians for A and B, as {"wall": (a, b), "cpu": (a, b)}, and each side's peak RSS in KiB, as "rss"."""
     runs: dict[str, tuple[list[float], list[float]]] = {"wall": ([], []), "cpu": ([], []), "rss": ([], [])}
-    timed(a, env_a, stdout)  # warm the page cache (and the rule cache) for both before measuring
-    timed(b, env_b, stdout)
+    timed(a, env_a, stdout, cwd)  # warm the page cache (and the rule cache) for both before measuring
+    timed(b, env_b, stdout, cwd)
     for _ in range(repeat):
         for side, (cmd, env) in enumerate(((a, env_a), (b, env_b))):
-            for key, value in zip(("wall", "cpu", "rss"), timed(cmd, env, stdout)):
+            for key, value in zip(("wall", "cpu", "rss"), timed(cmd, env, stdout, cwd)):
                 runs[key][side].append(value)
     medians = {k: (statistics.median(v[0]), statistics.median(v[1])) for k, v in runs.items() if k != "rss"}
     return {**medians, "rss": (max(runs["rss"][0]), max(runs["rss"][1]))}
@@ -98,11 +102,11 @@ print(" ".join(str(b - a) for a, b in zip(marks, marks[1:])))
 STAGES = ("import", "load", "match", "probes + templates", "render")
 
 
-def crash_cost(script: str, repeat: int, env: dict[str, str] | None = None) -> list[float]:
+def crash_cost(script: str, repeat: int, env: dict[str, str] | None = None, cwd: Path = ROOT) -> list[float]:
     """The explainer's own CPU time at the crash by stage (first call), medians over repeat processes."""
     runs = []
     for _ in range(repeat):
-        done = subprocess.run([sys.executable, "-c", CRASH_COST, script], cwd=ROOT, env=env or _env(),
+        done = subprocess.run([sys.executable, "-c", CRASH_COST, script], cwd=cwd, env=env or _env(),
                               capture_output=True, text=True)
         runs.append([float(v) for v in done.stdout.strip().splitlines()[-1].split()])
     return [statistics.median(stage) for stage in zip(*runs)]
@@ -163,6 +167,28 @@ def make_log(path: Path, megabytes: int) -> Path:
     return path
 
 
+def install_wheel(folder: Path) -> tuple[dict[str, str], Path]:
+    """The explainer as `pip install torch-explainer` puts it: a wheel built from this tree, unpacked into
+    folder/site-packages (first on the path), and a working folder outside the checkout with copies of SCRIPTS
+    (`python -m` puts the working folder first on sys.path). Returns the environment and the working folder."""
+    source, site, work = folder / "source", folder / "site-packages", folder / "work"
+    for name in ("pyproject.toml", "README.md"):
+        source.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, source)
+    for name in ("explainer", "runbooks"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--wheel-dir", str(folder), str(source)], check=True, capture_output=True)
+    (wheel,) = folder.glob("torch_explainer-*.whl")
+    zipfile.ZipFile(wheel).extractall(site)
+    work.mkdir()
+    for script in SCRIPTS:
+        shutil.copy(ROOT / script, work)
+    env = _env(PYTHONPATH=str(site))
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(site)], check=True, env=env)  # as pip does
+    return env, work
+
+
 RESULTS = ROOT / "benchmarks" / "results.md"
 
 
@@ -217,9 +243,11 @@ def main() -> int:
               "| --- | --- | --- | --- | --- | --- |"]
     costs: list[str] = []
     verdicts: dict[str, list[tuple[str, float, float]]] = {"crash": [], "log": []}
+    plain_cpu = []
     for script in SCRIPTS:
         measured = side_by_side([python, script], [python, "-m", "explainer", script], repeat)
         row(f"`python -m explainer {Path(script).name}` vs `python {Path(script).name}`", measured, "<= 1.05")
+        plain_cpu.append(measured["cpu"][0])
         stages = crash_cost(script, repeat)
         costs.append(_cost_row(Path(script).name, stages, measured["cpu"][0]))
         verdicts["crash"].append((Path(script).name, sum(stages) * 1000, CRASH_TARGET_MS))
@@ -234,6 +262,18 @@ def main() -> int:
             costs.append(_cost_row(f"{Path(script).name}, 1,000 team rules", stages, measured["cpu"][0]))
             verdicts["crash"].append((f"{Path(script).name} with team rules", sum(stages) * 1000,
                                       CRASH_TARGET_TEAM_MS))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env_wheel, work = install_wheel(Path(tmp))
+        for script, plain in zip(SCRIPTS, plain_cpu):
+            name = Path(script).name
+            if script == SCRIPTS[0]:
+                measured = side_by_side([python, name], [python, "-m", "explainer", name], repeat, env_a=env_wheel,
+                                        env_b=env_wheel, cwd=work)
+                row(f"same, installed from a wheel: {name}", measured, "<= 1.05")
+            stages = crash_cost(name, repeat, env_wheel, cwd=work)
+            costs.append(_cost_row(f"{name}, installed from a wheel", stages, plain))
+            verdicts["crash"].append((f"{name} installed from a wheel", sum(stages) * 1000, CRASH_TARGET_MS))
 
     measured = side_by_side([python, "-c", "import torch"], [python, "-c", "import torch, explainer"], repeat)
     row("`import torch, explainer` vs `import torch`", measured, "-")
