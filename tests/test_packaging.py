@@ -56,7 +56,7 @@ def test_an_installed_wheel_explains_a_crash_with_its_own_rules(wheel, tmp_path)
     work = tmp_path / "work"  # outside the checkout: `python -m` puts the working folder first on sys.path
     work.mkdir()
     shutil.copy(ROOT / "fixtures" / "shape" / "linear_in_features.py", work)
-    env = {**os.environ, "PYTHONPATH": str(site), "EXPLAINER_CACHE_DIR": str(tmp_path / "cache")}
+    env = {**os.environ, "PYTHONPATH": str(site), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     where = subprocess.run([sys.executable, "-c", "import explainer.rules.files as f; print(f.builtin_rules_dir())"],
                            cwd=work, env=env, capture_output=True, text=True, timeout=120)
     assert where.stdout.strip() == str(site / "explainer" / "runbooks"), where.stderr
@@ -66,3 +66,12 @@ def test_an_installed_wheel_explains_a_crash_with_its_own_rules(wheel, tmp_path)
         assert done.returncode == 1, (run, done.stderr[-2000:])
         assert "mat1 and mat2 shapes cannot be multiplied (32x512 and 256x10)" in done.stderr, run
         assert "torch-explainer [shape.matmul]" in done.stderr + done.stdout, (run, done.stderr[-2000:])
+    # the site is built from a checkout's site/ sources: said at once, with the page in the terminal instead
+    opened = subprocess.run([sys.executable, "-m", "explainer", "open", "shape.matmul", "--print"], cwd=work, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert opened.returncode == 1 and "building" not in opened.stderr, opened.stderr
+    assert "cannot be built here" in opened.stderr and "`explainer rules show shape.matmul`" in opened.stderr
+    shown = subprocess.run([sys.executable, "-m", "explainer", "rules", "show", "shape.matmul"], cwd=work, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0 and "What it means" in shown.stdout, shown.stderr
+

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     url = runbook_url(args.rule_id)
     page = local_file(url)
     if page is not None and not page.is_file():
-        status = _build(page)
+        status = _build(page, args.rule_id)
         if status:
             return status
     if args.print_only:
@@ -45,8 +45,14 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build(page) -> int:
-    from explainer._config import local_site_dir
+def _build(page, rule_id: str) -> int:
+    from explainer._config import local_build_blocker, local_site_dir
+
+    blocker = local_build_blocker()
+    if blocker:
+        print(f"explainer: the local runbook site cannot be built here ({blocker}); `explainer rules show {rule_id}` "
+              "prints the page in the terminal", file=sys.stderr)
+        return 1
     from explainer.site.build import build_local_site
     from explainer.site.pages import SiteError
 
