@@ -34,7 +34,7 @@ CONSEQUENCE_TAG = "consequence"
 LAUNCHER_TAG = "elastic"  # with CONSEQUENCE_TAG: what torchrun's agent prints about its workers
 MAX_REPORT_CHARS = 200
 FIRST_RANK = "_first_rank"  # the rank that printed an error first; dropped before output
-NUMBER_RE = lazy_compile(r"\d+")
+NUMBER_RE = lazy_compile(r"\b(?=[a-f]*\d)[0-9a-f]{6,}\b|\d+")  # (and a hex digest or address: two hashes differ)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -22,7 +22,12 @@ from .explain import explain_found, note_logged_place, note_raising_frame
 
 def explain_paste(head: str) -> list[Diagnosis]:
     """Every error in a short paste, explained as one message."""
-    head = unwrapped(head)
+    diagnoses = _explain_unwrapped(unwrapped(head))
+    _note_rich_place(diagnoses, head)
+    return diagnoses
+
+
+def _explain_unwrapped(head: str) -> list[Diagnosis]:
     scanner = Scanner()
     found = list(scan_blocks([head], scanner))
     _give_dangling_frames(found, scanner.dangling or scanner.unended())
@@ -169,8 +174,39 @@ def rich_log_unwrapped(head: str) -> str:
     have fitted; a word longer than the column folded), and the logging place column taken off, so that a message
     reads as one line ("CUDA" over "out of memory. Tried to allocate 3.88 GiB"). Lines the message itself broke stay
     apart, and so does every line of a paste with no such record."""
+    out, _ = _rich_records(head)
+    return "\n".join(out) if len(out) < head.count("\n") + 1 else head
+
+
+def rich_log_places(head: str) -> list[tuple[str, str]]:
+    """Each record of a log printed by rich's handler, its wrapped message joined, with the place its right-hand
+    column names (ComfyUI's "!!! Exception during processing !!! ..." logged from execution.py:392); none where
+    rich_log_unwrapped leaves the paste as it is."""
+    out, starts = _rich_records(head)
+    if len(out) >= head.count("\n") + 1:
+        return []
+    return [(out[at].strip(), place) for at, place in starts]
+
+
+def _note_rich_place(diagnoses: list[Diagnosis], head: str) -> None:
+    """The place rich's column names for the record that holds the error the first diagnosis explains: where it was
+    logged from (facts.logged_from), where nothing else said so."""
+    first = next((d for d in diagnoses if d.rule), None)
+    if first is None or "logged_from" in first.facts or "\n" not in head:
+        return
+    rule = default_rulebase().by_id.get(first.rule)
+    if rule is None:
+        return
+    place = next((place for message, place in rich_log_places(head) if match_rule(rule, message) is not None), None)
+    if place is not None:
+        note_logged_place(first, place)
+
+
+def _rich_records(head: str) -> tuple[list[str], list[tuple[int, str]]]:
+    """rich_log_unwrapped's lines, and for each record's first line its index among them and its place column."""
     lines = head.split("\n")
     out: list[str] = []
+    starts: list[tuple[int, str]] = []
     column = width = 0
     above = ""  # the text of the line above in the message column, as rich printed it
     for line in lines:
@@ -178,6 +214,7 @@ def rich_log_unwrapped(head: str) -> str:
         if record is not None and len(record["lead"]) + 9 == record.start("message"):
             column, width = record.start("message"), record.start("path") - record.start("message") - 1
             above = record["message"]
+            starts.append((len(out), record["path"]))
             out.append(line[:record.end("message")])
         elif column and line.startswith(" " * column) and line[column:column + 1].strip():
             text = line[column:].rstrip()
@@ -187,7 +224,7 @@ def rich_log_unwrapped(head: str) -> str:
             column = 0 if line[:column].strip() or not line.strip() else column
             above = line[column:].rstrip()
             out.append(line.rstrip() if column else line)
-    return "\n".join(out) if len(out) < len(lines) else head
+    return out, starts
 
 
 def _rich_joint(above: str, text: str, width: int, column: int) -> str:

@@ -54,16 +54,17 @@ def test_corpus_values_named_in_the_diagnosis(where, rule, values):
     # the ESM issue's title, the message unabridged (esm#166)
     ("ValueError: Sequence length 1042 above maximum sequence length of 1024.", "shape.esm_max_sequence_length",
      ["1042", "1024"]),
-    # iteration over a 0-d tensor: a recursive repackage_hidden (PyTorch_GBW_LM#9), a loss unpacked (TorchSeg#42)
+    # iteration over a 0-d tensor: a recursive repackage_hidden (PyTorch_GBW_LM#9), a loss unpacked (TorchSeg#42); `other`
+    # since round 53 (other.zero_dim_iteration)
     ('File "main_dev.py", line 99, in repackage_hidden\n    return [repackage_hidden(state) for state in h]\n'
      '  File "/Users/admin/anaconda3/lib/python3.7/site-packages/torch/tensor.py", line 381, in __iter__\n'
      "    raise TypeError('iteration over a 0-d tensor')\nTypeError: iteration over a 0-d tensor",
-     "shape.zero_dim_dimension", ["iteration over a 0-d tensor"]),
+     "other.zero_dim_iteration", ["iteration over a 0-d tensor", "repackage_hidden"]),
     ('Traceback (most recent call last):\n  File "train.py", line 144, in <module>\n'
      "    loss = Reduce.apply(*loss) / len(loss)\n"
      '  File "/home/work/anaconda3/envs/pytorch/lib/python3.6/site-packages/torch/tensor.py", line 422, in __iter__\n'
      "    raise TypeError('iteration over a 0-d tensor')\nTypeError: iteration over a 0-d tensor",
-     "shape.zero_dim_dimension", ["0-d tensor"]),
+     "other.zero_dim_iteration", ["0-d tensor", "Reduce.apply(*loss)"]),
     # NumPy's older spelling and other dtypes (clust#46, tsfresh#677)
     ('Traceback (most recent call last):\n  File "pandas/_libs/parsers.pyx", line 1191, in '
      "pandas._libs.parsers.TextReader._convert_tokens\nTypeError: Cannot cast array from dtype('O') to dtype('float64') "
