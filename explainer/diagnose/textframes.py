@@ -45,8 +45,8 @@ IPYTHON_FRAME_RES = [
     # VS Code's notebooks (2022-2023), in the editor's language: "c:\x\nb.ipynb Cell 5 in DQN.take_action(self, state)"
     lazy_compile(r'^\s*(?P<file>[^\s"][^"\n]*?\.ipynb (?:Cell|单元格|セル|셀) \d+)\x27? in (?P<func><cell line: \d+>|[\w<>.]+)(?:\(.*)?$'),
 ]
-# (a web page's typography turns IPython's "---->" into "—>" or "→"; VS Code's notebook links the number: "[2](...)")
-ARROW_RE = lazy_compile(r"^\s*(?:[—–]?-*>|→)\s*\[?(?P<line>\d+)(?:\]\([^)\s]*\))?\s(?P<code>.*)$")
+# (web pages turn IPython's "---->" into "—>", "→" or markdown's "---**> **_9 f(_****"; VS Code links it: "[2](...)")
+ARROW_RE = lazy_compile(r"^\s*(?:[—–]?-*(?:\*\*)?>|→)\s*(?:\*\*_?)?\[?(?P<line>\d+)(?:\]\([^)\s]*\))?\s(?P<code>.*?)(?:_\*{2,})?$")
 # pdb's place where the debugger stopped, "> /x/_impl/adjoint.py(31)backward()" (its "> " taken off as a quote's mark),
 # then its line "-> t, flat_params, *ans = ctx.saved_tensors" (the code, read as an unindented frame's)
 PDB_FRAME_RE = lazy_compile(r"^\s*(?:`{3}\s*)?(?:> ?)?(?P<file>[^\s`>()][^()]*?\.py)\((?P<line>\d+)\)(?P<func><\w+>|[A-Za-z_][\w.]*)\(\)\s*$")

@@ -298,6 +298,12 @@ _SIZE_MISMATCH_ANY_RE = (
     r"from checkpoint, (?:the shape in current model is|where the shape is) torch\.Size\(\[(?P<model>[\d, ]*)\]\)")
 
 
+def _unwrapped(listing: str) -> str:
+    """The list as printed, where a paste broke its lines at a fixed width ("the s" / "hape in current model"): every
+    line break that does not start the next `size mismatch for` entry is dropped."""
+    return re.sub(r"\n(?![ \t]*size mismatch for )", "", listing)
+
+
 @probe("state_dict_text", provides=("mismatch_count", "mismatches"), live=False)
 def state_dict_text(ctx: ProbeContext) -> Evidence | None:
     """Every `size mismatch for KEY` line of the message (the first is in the pattern's groups, the rest in _rest)."""
@@ -305,7 +311,7 @@ def state_dict_text(ctx: ProbeContext) -> Evidence | None:
         return None
     found = [(ctx.facts["key"], ctx.facts.get("checkpoint_shape", ""), ctx.facts.get("model_shape", ""))]
     found += [(m.group("key"), m.group("ckpt"), m.group("model"))
-              for m in re.finditer(_SIZE_MISMATCH_ANY_RE, str(ctx.facts.get("_rest", "")))]
+              for m in re.finditer(_SIZE_MISMATCH_ANY_RE, _unwrapped(str(ctx.facts.get("_rest", ""))))]
     lines = [f"{key}: checkpoint torch.Size([{ckpt}]) vs model torch.Size([{model}])" for key, ckpt, model in found]
     return Evidence({"mismatch_count": len(found), "mismatches": "; ".join(lines[:10])
                      + (f"; ... and {len(lines) - 10} more" if len(lines) > 10 else "")})
