@@ -259,7 +259,7 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
         layout = f"{','.join(MATCH_FIELDS)}|{','.join(DETAIL_FIELDS)}"
         context = f"{pack}|{display_root}|{_probes_key(known_probes)}|{layout}|{engine_stamp()}"
         installed = installed_folder_stats(folder) if pack == "builtin" else None
-        files = None if installed is not None else rule_file_stats(folder)
+        files = None if installed else rule_file_stats(folder)
         index = folder_index_path(folder, installed or files, context)
         built = load_index(index, len(MATCH_FIELDS))
         if built is not None:
