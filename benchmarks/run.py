@@ -167,20 +167,29 @@ def make_log(path: Path, megabytes: int) -> Path:
     return path
 
 
-def install_wheel(folder: Path) -> tuple[dict[str, str], Path]:
-    """The explainer as `pip install torch-explainer` puts it: a wheel built from this tree, unpacked into
-    folder/site-packages (first on the path), and a working folder outside the checkout with copies of SCRIPTS
-    (`python -m` puts the working folder first on sys.path). Returns the environment and the working folder."""
-    source, site, work = folder / "source", folder / "site-packages", folder / "work"
+def build_wheel(folder: Path) -> Path:
+    """A wheel of this tree, built in folder from a copy of its sources (setuptools writes build/ and egg-info beside
+    the sources it builds): what `pip install torch-explainer` installs. tests/test_packaging.py checks it too."""
+    source = folder / "source"
+    source.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md"):
-        source.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, source)
     for name in ("explainer", "runbooks"):
         shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--wheel-dir", str(folder), str(source)], check=True, capture_output=True)
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                           "--wheel-dir", str(folder), str(source)], capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"pip wheel failed:\n{done.stderr}")
     (wheel,) = folder.glob("torch_explainer-*.whl")
-    zipfile.ZipFile(wheel).extractall(site)
+    return wheel
+
+
+def install_wheel(folder: Path) -> tuple[dict[str, str], Path]:
+    """The explainer as `pip install torch-explainer` puts it: build_wheel's wheel unpacked into folder/site-packages
+    (first on the path), and a working folder outside the checkout with copies of SCRIPTS (`python -m` puts the
+    working folder first on sys.path). Returns the environment and the working folder."""
+    site, work = folder / "site-packages", folder / "work"
+    zipfile.ZipFile(build_wheel(folder)).extractall(site)
     work.mkdir()
     for script in SCRIPTS:
         shutil.copy(ROOT / script, work)

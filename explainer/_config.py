@@ -187,6 +187,15 @@ def local_build_blocker() -> str | None:
     return f"{', '.join(missing)} missing: pip install 'torch-explainer[site]'" if missing else None
 
 
+def unbuildable_note(rule_id: str) -> str | None:
+    """Why the local site cannot be built from this install and where the rule's page is instead, or None."""
+    blocker = local_build_blocker()
+    if blocker is None:
+        return None
+    return (f"the local runbook site cannot be built here ({blocker}); `explainer rules show {rule_id}` prints the "
+            "page in the terminal")
+
+
 def _build_running(folder: Path) -> bool:
     lock = folder / "build.lock"
     if not lock.is_file():

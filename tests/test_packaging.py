@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import benchmark_module
 
 try:
     import tomllib
@@ -27,17 +28,7 @@ def test_the_wheels_package_list_names_every_package_folder():
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
-    # built from a copy: setuptools writes build/ and egg-info beside the sources it builds
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, source)
-    for name in ("explainer", "runbooks"):
-        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                           "--wheel-dir", str(out), str(source)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    (built,) = out.glob("torch_explainer-*.whl")
-    return built
+    return benchmark_module("run").build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 def test_the_wheel_holds_every_module_and_every_rule(wheel):

@@ -46,12 +46,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _build(page, rule_id: str) -> int:
-    from explainer._config import local_build_blocker, local_site_dir
+    from explainer._config import local_site_dir, unbuildable_note
 
-    blocker = local_build_blocker()
-    if blocker:
-        print(f"explainer: the local runbook site cannot be built here ({blocker}); `explainer rules show {rule_id}` "
-              "prints the page in the terminal", file=sys.stderr)
+    unbuildable = unbuildable_note(rule_id)
+    if unbuildable:
+        print(f"explainer: {unbuildable}", file=sys.stderr)
         return 1
     from explainer.site.build import build_local_site
     from explainer.site.pages import SiteError

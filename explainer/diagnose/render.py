@@ -310,7 +310,7 @@ def runbook_note(diagnosis: Diagnosis, *, start_build: bool) -> str | None:
     terminal (someone who may click it), start the one background build."""
     if not diagnosis.runbook or diagnosis.rule is None:
         return None
-    from explainer._config import local_build_blocker, local_site_dir, local_site_state, open_command, start_local_build
+    from explainer._config import local_site_dir, local_site_state, open_command, start_local_build, unbuildable_note
 
     state = local_site_state(diagnosis.runbook)
     if state is None:
@@ -320,10 +320,9 @@ def runbook_note(diagnosis: Diagnosis, *, start_build: bool) -> str | None:
         return f"this page is newer than the local runbook site; {open_it} rebuilds the site and opens it"
     if state == "building":
         return f"the local runbook site is being built in the background; {open_it} waits for it and opens the page"
-    blocker = local_build_blocker()
-    if blocker:
-        return (f"the local runbook site cannot be built here ({blocker}); "
-                f"`explainer rules show {diagnosis.rule}` prints the page in the terminal")
+    unbuildable = unbuildable_note(diagnosis.rule)
+    if unbuildable:
+        return unbuildable
     if state == "failed":
         return (f"the last build of the local runbook site failed (see {local_site_dir().parent / 'build.log'}); "
                 f"{open_it} builds it now and shows why")
