@@ -1,4 +1,4 @@
-"""python -m explainer [--format text|json] SCRIPT [ARGS...]  (and the other subcommands)."""
+"""python -m explainer [--format text|json] SCRIPT|-m MODULE [ARGS...]  (and the other subcommands)."""
 
 from .cli.main import main
 

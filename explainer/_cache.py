@@ -14,6 +14,7 @@ import json
 import marshal
 import mmap
 import os
+import stat
 import tempfile
 import threading
 from pathlib import Path
@@ -33,11 +34,69 @@ KEEP = {"index": 8, "details": 8}
 
 
 def cache_dir() -> Path | None:
+    """$EXPLAINER_CACHE_DIR, else the user cache folder's (user_cache_root); None when turned off or when no
+    folder can be written."""
     if os.environ.get("EXPLAINER_CACHE", "1") == "0":
         return None
-    base = os.environ.get("EXPLAINER_CACHE_DIR") or os.path.join(
+    explicit = os.environ.get("EXPLAINER_CACHE_DIR")
+    return Path(explicit) if explicit else user_cache_root()
+
+
+def nominal_cache_root() -> str:
+    """The user cache folder's torch-explainer folder: under $XDG_CACHE_HOME, else ~/.cache."""
+    return os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "torch-explainer")
-    return Path(base)
+
+
+_ROOTS: dict[str, Path | None] = {}
+
+
+def user_cache_root() -> Path | None:
+    """nominal_cache_root() where this process can write in it, else a private folder of this user's in the
+    temporary folder (private_temp_root), else None. Without a writable cache every crash would build the rule
+    index again (seconds of CPU), so an unwritable $XDG_CACHE_HOME falls back instead of going without."""
+    nominal = nominal_cache_root()
+    if nominal not in _ROOTS:
+        _ROOTS[nominal] = Path(nominal) if _writable_folder(nominal) else private_temp_root()
+    return _ROOTS[nominal]
+
+
+def _writable_folder(path: str) -> bool:
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return False
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+def _user_tag() -> str:
+    if hasattr(os, "getuid"):
+        return str(os.getuid())
+    import getpass  # Windows: no uid (imported here: it costs a crash a few modules elsewhere)
+
+    return "".join(char for char in getpass.getuser() if char.isalnum()) or "user"
+
+
+def private_temp_root() -> Path | None:
+    """tempfile.gettempdir()/torch-explainer-<uid>, made by this user with mode 0700; None where it cannot be
+    made, or where what is there is not a folder of this user's that only they can write in (another user may
+    have made it first, in a shared /tmp)."""
+    path = os.path.join(tempfile.gettempdir(), f"torch-explainer-{_user_tag()}")
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode):
+        return None
+    if os.name == "posix" and (info.st_uid != os.getuid() or info.st_mode & 0o022):
+        return None
+    return Path(path) if os.access(path, os.W_OK | os.X_OK) else None
 
 
 def cache_path(folder: Path) -> Path | None:

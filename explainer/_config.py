@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,18 @@ def set_script_folder(folder: str | Path | None) -> None:
     _script_folder = Path(folder) if folder else None
 
 
+def set_main_script_folder() -> None:
+    """For explainer.install(): the folder of the script running as __main__ (its __file__ read from the module's
+    namespace, so no attribute hook runs), as `python -m explainer SCRIPT` sets it, unless a folder is set already;
+    nothing for a session with no script file (python -c, a REPL, a notebook)."""
+    if _script_folder is not None:
+        return
+    main = sys.modules.get("__main__")
+    file = getattr(main, "__dict__", {}).get("__file__") if main is not None else None
+    if isinstance(file, str) and file.endswith(".py"):
+        set_script_folder(os.path.dirname(os.path.abspath(file)))
+
+
 def rule_projects() -> list[tuple[dict[str, Any], Path]]:
     """The [tool.explainer] tables (team packs, runbook_url) with their pyproject.toml: the nearest above the
     script `python -m explainer` runs first, then the nearest above the working directory."""
@@ -108,12 +121,13 @@ def configured_runbook_base() -> str | None:
 
 
 def local_site_dir() -> Path:
-    """Where the HTML site is built for this machine: the user cache folder (XDG_CACHE_HOME), one per
-    explainer version, so an upgrade builds the pages of its own rules."""
+    """Where the HTML site is built for this machine: the user cache folder (XDG_CACHE_HOME; where it cannot be
+    written, the private folder the rule cache falls back to), one per explainer version, so an upgrade builds
+    the pages of its own rules."""
+    from ._cache import nominal_cache_root, user_cache_root
     from ._version import __version__
 
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache).resolve() / "torch-explainer" / f"site-{__version__}" / "html"
+    return Path(user_cache_root() or nominal_cache_root()).resolve() / f"site-{__version__}" / "html"
 
 
 def runbook_base() -> str:
@@ -181,6 +195,11 @@ def local_build_blocker() -> str | None:
     """Why the local site cannot be built from this install, or None."""
     import importlib.util
 
+    from ._cache import nominal_cache_root, user_cache_root
+
+    if user_cache_root() is None:
+        return (f"no folder to build it in: neither {nominal_cache_root()} nor the temporary folder can be written, "
+                "so each crash also reads every rule file again")
     if not (SOURCE_ROOT / "site" / "mkdocs.yml").is_file():
         return "the site sources are in a source checkout, not in this install"
     missing = [name for name in ("mkdocs", "material", "matplotlib") if importlib.util.find_spec(name) is None]

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ._lazyre import lazy_compile
+
 CATEGORIES = ("shape", "device", "dtype", "memory", "autograd", "data", "distributed", "numerics", "compile", "other")
 
 
@@ -40,17 +42,21 @@ class Diagnosis:
     internal_errors: list[str] = field(default_factory=list, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON contract. Like the text, it never repeats values of the user's tensors: an error no rule explains
+        is named by its type only (its message is the user's own, printed just above), torch's printout of a tensor
+        in a message or a fact is `tensor(...)`, and a shape read from a message is written `(3,)` as the text
+        writes it."""
         return {
             "rule": self.rule,
             "category": self.category,
             "title": self.title,
             "summary": self.summary,
-            "error": self.error,
+            "error": error_type(self.error) if self.rule is None and not self.runbook else values_hidden(self.error),
             "location": self.location.to_dict() if self.location else None,
             "culprits": [dict(c) for c in self.culprits],
             "fixes": list(self.fixes),
             "runbook": self.runbook,
-            "facts": _jsonable(self.facts),
+            "facts": {str(k): _shape_written(str(k), v) for k, v in _jsonable(self.facts).items()},
         }
 
     def __str__(self) -> str:
@@ -99,3 +105,60 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
     return f"<{type(value).__name__}>"
+
+
+# The type that leads an error line as Python prints it ("ValueError", "torch.OutOfMemoryError"), message or not.
+_ERROR_TYPE_RE = lazy_compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?=:|$)")
+# Where torch (or NumPy) printed an array's values: `tensor([0.12, nan])`, `tensor(3.)`, `array([[1, 2]])`; not a call
+# a message quotes (`torch.tensor(sourceTensor)`).
+_PRINTED_ARRAY_RE = lazy_compile(r"(?<![\w.])(?:tensor|array)\((?=\[|-?\d|-?(?:nan|inf)\b|True\b|False\b)")
+# A shape as a message's group holds it, without its parentheses: "3," or "16, 3, 32, 32".
+_BARE_SHAPE_RE = lazy_compile(r"\d+(?:, ?\d+)*,?")
+
+
+def error_type(text: str) -> str:
+    """The type that leads the error's first line ('ValueError'), without the message; '' when none does."""
+    found = _ERROR_TYPE_RE.match(text.splitlines()[0].strip() if text else "")
+    return found.group() if found else ""
+
+
+def values_hidden(text: str) -> str:
+    """text with the values of every array torch or NumPy printed in it cut out: `tensor([0.12, nan])` reads
+    `tensor(...)`, up to its closing parenthesis (or the end, where the text was cut)."""
+    if "(" not in text:
+        return text
+    parts, end = [], 0
+    for found in _PRINTED_ARRAY_RE.finditer(text):
+        if found.start() < end:
+            continue  # inside an array already cut
+        parts.append(text[end:found.end()] + "...)")
+        end = _closing(text, found.end())
+    return "".join(parts) + text[end:] if parts else text
+
+
+def _closing(text: str, start: int) -> int:
+    """The index just past the parenthesis that closes the one opened before start (len(text) when none does)."""
+    depth = 1
+    for index in range(start, len(text)):
+        if text[index] == "(":
+            depth += 1
+        elif text[index] == ")":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return len(text)
+
+
+def _shape_written(key: str, value: Any) -> Any:
+    """A fact as the JSON writes it: a shape a message gave without its parentheses ('3,', '16, 3') written as the
+    text writes shapes, '(3,)'; a string with printed tensor values in it, without them."""
+    if isinstance(value, str):
+        if (key == "shape" or key.endswith("_shape")) and _BARE_SHAPE_RE.fullmatch(value.strip()):
+            dims = [d.strip() for d in value.split(",") if d.strip()]
+            return "(" + ", ".join(dims) + ("," if len(dims) == 1 else "") + ")"
+        return values_hidden(value)
+    if isinstance(value, dict):
+        return {k: _shape_written(k, v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape_written(key, v) for v in value]
+    return value

@@ -378,14 +378,27 @@ def describe_tensor(name: str, tensor: Any, **extra: Any) -> dict[str, Any]:
 
 
 def module_repr(module: Any) -> str:
-    """torch's own modules show their configuration; a user's class shows only its name."""
+    """torch's own modules show their configuration (a container its layers' types, attention its sizes), read
+    from their tables; a user's class shows only its name."""
     cls = type(module)
-    if cls.__module__.startswith("torch."):
-        try:
-            return f"{cls.__name__}({cls.extra_repr(module)})"
-        except Exception:  # torch's extra_repr on a half-built module
-            return f"{cls.__name__}(...)"
-    return f"{cls.__name__}(...)"
+    if not cls.__module__.startswith("torch."):
+        return f"{cls.__name__}(...)"
+    try:
+        extra = cls.extra_repr(module)
+    except Exception:  # torch's extra_repr on a half-built module
+        return f"{cls.__name__}(...)"
+    return f"{cls.__name__}({extra or _inner_summary(module)})"
+
+
+def _inner_summary(module: Any) -> str:
+    """What an empty extra_repr (nn.Sequential, nn.MultiheadAttention) leaves out: plain sizes, else the layers."""
+    table = instance_dict(module) or {}
+    sizes = [f"{key}={table[key]}" for key in ("embed_dim", "num_heads", "batch_first")
+             if type(table.get(key)) in (int, bool)]
+    kinds = [type(child).__name__ for child in child_modules(module).values()]
+    if sizes or not kinds:
+        return ", ".join(sizes)
+    return f"{len(kinds)} layers: " + ", ".join(kinds[:6]) + (", ..." if len(kinds) > 6 else "")
 
 
 def describe_module(name: str, module: Any, **extra: Any) -> dict[str, Any]:

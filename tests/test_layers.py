@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "explainer"
 # Lowest first. A module may import its own layer and those listed before it.
 LAYERS = [
     ("foundation", ("explainer._diagnosis", "explainer._errors", "explainer._inspect", "explainer._gc", "explainer._lazyre",
-                    "explainer._cache", "explainer._config", "explainer._version")),
+                    "explainer._cache", "explainer._config", "explainer._version", "explainer._pycode")),
     ("probes", ("explainer.probes",)),
     ("rules", ("explainer.rules",)),
     ("diagnose", ("explainer.diagnose",)),

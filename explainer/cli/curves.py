@@ -19,10 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from explainer.diagnose.explain import diagnose_signal
-    from explainer.diagnose.render import choose_format
+    from explainer.diagnose.render import command_format
     from explainer.signals.curves import CurveFileError, classify, load_history, plot
 
-    fmt = choose_format(args.format)
+    fmt = command_format(args.format)
     try:
         history = load_history(args.file)
     except OSError as exc:

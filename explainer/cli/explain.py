@@ -44,9 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explainer.diagnose.render import choose_format
+    from explainer.diagnose.render import command_format
 
-    fmt = choose_format(args.format)
+    fmt = command_format(args.format)
     out = sys.stdout
     status = 0
     for name in args.files:
@@ -69,17 +69,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def explain_input(name: str) -> list[Diagnosis]:
-    if name == "-":
-        return explain_stream(sys.stdin)
-    from explainer.diagnose.logfile import GrepFailed, skippable_blocks
+    from explainer.diagnose.logfile import GrepFailed, open_log, skippable_blocks, stdin_text
 
+    if name == "-":
+        return explain_stream(stdin_text())
     blocks = skippable_blocks(name)
     if blocks is not None:
         try:
             return explain_found(scan_blocks(blocks, lone_lines=True))
         except GrepFailed:
             pass  # read it again the plain way
-    with open(name, encoding="utf-8", errors="replace") as handle:
+    with open_log(name) as handle:
         return explain_stream(handle)
 
 

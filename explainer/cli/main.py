@@ -26,33 +26,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="explainer",
         description="Explains PyTorch failures. `python -m explainer SCRIPT [ARGS...]` runs a script with the hook.",
     )
+    parser.add_argument("--version", action="store_true", help="show the explainer's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in SUBCOMMANDS.items():
         command = sub.add_parser(name, help=help_text, description=help_text)
         if only is None or name == only:
             importlib.import_module(module_name).add_arguments(command)
     return parser
-
-
-def _run_script_argv(argv: list[str]) -> int:
-    from explainer.diagnose.render import FORMATS
-    from explainer.hook.runner import run_script
-
-    fmt = None
-    while argv and argv[0].startswith("--format"):
-        if argv[0] == "--format" and len(argv) > 1:
-            fmt, argv = argv[1], argv[2:]
-        elif argv[0].startswith("--format="):
-            fmt, argv = argv[0].split("=", 1)[1], argv[1:]
-        else:
-            break
-    if fmt is not None and fmt not in FORMATS:
-        sys.stderr.write(f"explainer: unknown format {fmt!r}: use one of {', '.join(FORMATS)}\n")
-        return 2
-    if not argv or argv[0].startswith("-"):
-        sys.stderr.write("usage: python -m explainer [--format text|json] SCRIPT [ARGS...]\n")
-        return 2
-    return run_script(argv[0], argv[1:], fmt)
 
 
 # What a shell reports for a program killed by SIGPIPE (128 + 13): `explainer rules list | head -1`.
@@ -80,10 +60,20 @@ def _dispatch(argv: list[str], module_mode: bool) -> int:
     rest = argv
     while rest and rest[0].startswith("--format"):
         rest = rest[2:] if rest[0] == "--format" else rest[1:]
-    if module_mode and rest and rest[0] not in SUBCOMMANDS and not rest[0].startswith("-"):
-        return _run_script_argv(argv)
+    if argv[:1] == ["--version"]:
+        from explainer._version import __version__
+
+        sys.stdout.write(f"torch-explainer {__version__}\n")
+        return 0
+    if module_mode and (not rest or rest[0] not in SUBCOMMANDS):
+        # `python -m explainer` runs a script or a module (-m), and --help is the runner's; commands are named
+        from .run import run_argv
+
+        return run_argv(argv, "python -m explainer", [name for name in SUBCOMMANDS if name != "run"])
     if argv and argv[0] == "run":
-        return _run_script_argv(argv[1:])
+        from .run import run_argv
+
+        return run_argv(argv[1:], "explainer run")
     parser = build_parser(argv[0] if argv and argv[0] in SUBCOMMANDS else None)
     args = parser.parse_args(argv)
     if args.command is None:

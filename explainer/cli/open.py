@@ -4,6 +4,7 @@ not there yet) or from the configured hosted copy."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 
@@ -38,8 +39,9 @@ def run(args: argparse.Namespace) -> int:
     import webbrowser
 
     if not webbrowser.open(url):
-        print(f"explainer: no browser to open {url} (`explainer rules show {args.rule_id}` prints the page here)",
-              file=sys.stderr)
+        project = f" --project {shlex.quote(args.project)}" if args.project else ""
+        print(f"explainer: no browser to open {url} (`explainer rules show {args.rule_id}{project}` prints the page "
+              "here)", file=sys.stderr)
         return 1
     print(f"explainer: opened {url}")
     return 0

@@ -26,10 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from explainer.diagnose.render import choose_format
+    from explainer.diagnose.render import command_format
     from explainer.signals.overfit import overfit_one_batch
 
-    fmt = choose_format(args.format)
+    fmt = command_format(args.format)
     module_name, _, attribute = args.target.partition(":")
     if not module_name or not attribute:
         sys.stderr.write(f"explainer: expected MODULE:FACTORY, got {args.target!r}\n")

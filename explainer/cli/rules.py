@@ -16,6 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub.add_parser("list", help="every rule, in the order they are tried").set_defaults(handler=run_list)
     show = sub.add_parser("show", help="one rule's fields and runbook text")
     show.add_argument("rule_id", metavar="ID")
+    show.add_argument("--project", metavar="FOLDER",
+                      help="also the team packs of the project this folder is in, as `explainer open --project` does")
     show.set_defaults(handler=run_show)
     for name, help_text, handler in (
             ("check", "validate rule files: report every problem as file:line, exit 1 if any", run_check),
@@ -51,10 +53,12 @@ def run_list(args: argparse.Namespace) -> int:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    from explainer._config import runbook_url
+    from explainer._config import runbook_url, set_script_folder
     from explainer.diagnose.render import escape_controls
     from explainer.rules.base import default_rulebase
 
+    if args.project:
+        set_script_folder(args.project)
     rule = default_rulebase().by_id.get(args.rule_id)
     if rule is None:
         print(f"explainer: no rule {escape_controls(args.rule_id)!r} (see 'explainer rules list')", file=sys.stderr)
@@ -109,11 +113,12 @@ def _print_markdown(text: str) -> None:
     sys.stdout.write(out)
 
 
-def _report(findings, subjects: int, what: str, fixtures: int | None = None) -> int:
-    failures = [f for f in findings if not f.note]
+def _report(findings, subjects: int, what: str, fixtures: int | None = None, checked: int = 0) -> int:
+    """Print findings and the summary line; checked: the problems `rules check` reports, counted with them."""
+    failures = len([f for f in findings if not f.note]) + checked
     for finding in findings:
         print(finding)
-    status = f"{len(failures)} problem{'s' if len(failures) != 1 else ''}" if failures else "ok"
+    status = f"{failures} problem{'s' if failures != 1 else ''}" if failures else "ok"
     ran = "" if not fixtures else f"; {fixtures} team rule fixture{'s' if fixtures != 1 else ''} run, one process each"
     print(f"explainer rules {what}: {subjects} rule{'s' if subjects != 1 else ''}, {status}{ran}",
           file=sys.stderr if failures else sys.stdout)
@@ -130,6 +135,7 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_test(args: argparse.Namespace) -> int:
     from explainer.rules.check import Finding, load_scope, run_fixtures
+    from explainer.rules.check import run_check as check
     from explainer.rules.check import run_test as test
 
     from explainer.diagnose.explain import explain_text
@@ -138,11 +144,14 @@ def run_test(args: argparse.Namespace) -> int:
     findings = test(scope, explain_text)
     fixture_findings, fixtures = run_fixtures(scope)
     findings += fixture_findings
-    if scope.problems:
-        findings.append(Finding("explainer rules test", None, None,
-                                f"{len(scope.problems)} problem(s) keep rules from loading, so they were not tested",
-                                hint="run 'explainer rules check'"))
-    return _report(findings, len(scope.subjects), "test", fixtures)
+    checked = len(check(scope))  # counted as `rules check` counts them, so the two commands agree
+    if checked:
+        unloaded = (f"; {scope.unloaded} rule file{'s' if scope.unloaded != 1 else ''} did not load, so "
+                    f"{'their rules were' if scope.unloaded != 1 else 'its rule was'} not tested") if scope.unloaded else ""
+        print(Finding("explainer rules test", None, None,
+                      f"{checked} problem{'s' if checked != 1 else ''} that 'explainer rules check' reports{unloaded}",
+                      hint="run 'explainer rules check'"))
+    return _report(findings, len(scope.subjects), "test", fixtures, checked)
 
 
 def run_new(args: argparse.Namespace) -> int:

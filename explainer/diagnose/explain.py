@@ -14,7 +14,7 @@ from explainer._config import runbook_url
 from explainer._diagnosis import Diagnosis, Location, printed_part
 from explainer._lazyre import lazy_compile
 from explainer._inspect import FrameRecord, innermost_user_frame, instance_dict, user_location, walk_traceback
-from explainer.probes import PROBES, Evidence, ProbeContext
+from explainer.probes import PROBES, Evidence, ProbeContext, probe_failure
 from explainer.rules.base import Match, RuleBase, context_facts, default_rulebase, match_rule
 from explainer.rules.templates import render_first
 
@@ -468,7 +468,7 @@ def _run_probes(names: list[str], exc: BaseException | None, records: list[Frame
         try:
             evidence = PROBES[name].function(context)
         except Exception as error:  # a probe's own bug must not hide the diagnosis
-            problems.append(f"probe {name!r} failed: {type(error).__name__}: {error}")
+            problems.append(probe_failure(name, error))
             continue
         if evidence is None:
             continue

@@ -9,10 +9,13 @@ way; the errors found are the same either way.
 
 from __future__ import annotations
 
+import codecs
+import io
 import os
 import shutil
 import subprocess
-from typing import IO, Iterator
+import sys
+from typing import IO, Iterator, TextIO
 
 from .logblocks import SkippableBlock
 from .logpatterns import GREP_LITERALS
@@ -52,13 +55,50 @@ def trigger_hits(stdout: IO[bytes]) -> Iterator[tuple[int, int]]:
         yield int(parts[0]), int(parts[1])
 
 
+# Byte order marks of the wide encodings (UTF-32's first: UTF-16 LE's is its prefix). Windows PowerShell 5.1's
+# `>` writes UTF-16 LE with one: read as UTF-8, every other byte is a NUL and nothing reads as an error.
+WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF16_LE, "utf-16"),
+             (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def wide_encoding(head: bytes) -> str | None:
+    """The codec of a text that starts with a UTF-16 or UTF-32 byte order mark, else None (UTF-8)."""
+    return next((codec for bom, codec in WIDE_BOMS if head.startswith(bom)), None)
+
+
+def _file_head(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(4)
+    except OSError:
+        return b""
+
+
+def open_log(path: str) -> TextIO:
+    """A log or paste file as text: UTF-8 (undecodable bytes replaced), or what its byte order mark says."""
+    return open(path, encoding=wide_encoding(_file_head(path)) or "utf-8", errors="replace")
+
+
+def stdin_text() -> TextIO:
+    """sys.stdin, or read in the wide encoding its first bytes' byte order mark names (a UTF-16 file piped in)."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    try:
+        codec = wide_encoding(buffer.peek(4)[:4]) if buffer is not None else None
+    except (AttributeError, OSError, ValueError):
+        codec = None
+    return io.TextIOWrapper(buffer, encoding=codec, errors="replace") if codec else sys.stdin
+
+
 def skippable_blocks(path: str) -> Iterator[SkippableBlock] | None:
     """The file in blocks of whole lines that know whether grep found a trigger in them; None when
-    grep is not worth starting (a small file, a pipe) or not there."""
+    grep is not worth starting (a small file, a pipe) or not there, or the file is not UTF-8 (grep's
+    literals are UTF-8 bytes)."""
     try:
         if not os.path.isfile(path) or os.path.getsize(path) < GREP_MIN_BYTES:
             return None
     except OSError:
+        return None
+    if wide_encoding(_file_head(path)):
         return None
     command = grep_command()
     if command is None:

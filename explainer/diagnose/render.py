@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any, TextIO
 
-from explainer._diagnosis import Diagnosis, shown_place
-from explainer._lazyre import lazy_compile
+from explainer._diagnosis import Diagnosis, error_type, shown_place
 
 FORMATS = ("text", "json")
 MAX_FIELD = 500
@@ -15,21 +14,40 @@ MAX_FIELD = 500
 # (the JSON output keeps them whole).
 MAX_SUMMARY = 2000
 MAX_FIX = 1000
-# The type that leads an error line as Python prints it ("ValueError", "torch.OutOfMemoryError"), message or not.
-_ERROR_TYPE_RE = lazy_compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?=:|$)")
 
 
 def add_format_argument(parser, json_means: str) -> None:
     """The --format option every subcommand shares; json_means says where the JSON goes."""
-    parser.add_argument("--format", choices=FORMATS, default=None,
+    parser.add_argument("--format", choices=FORMATS, default=None, type=str.lower,
                         help=f"text (default, or $EXPLAINER_FORMAT) or json: {json_means}")
 
 
 def choose_format(requested: str | None) -> str:
-    fmt = requested or os.environ.get("EXPLAINER_FORMAT") or "text"
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}: use one of {', '.join(FORMATS)}")
-    return fmt
+    """The output format: requested (a caller's own choice: an unknown one is its error), else $EXPLAINER_FORMAT in any
+    case, else text; an $EXPLAINER_FORMAT that names no format is text too (format_notice says so)."""
+    if requested:
+        if requested.lower() not in FORMATS:
+            raise ValueError(f"unknown format {requested!r}: use one of {', '.join(FORMATS)}")
+        return requested.lower()
+    fmt = os.environ.get("EXPLAINER_FORMAT", "").strip().lower()
+    return fmt if fmt in FORMATS else "text"
+
+
+def format_notice(requested: str | None) -> str:
+    """One line when $EXPLAINER_FORMAT, read because nothing was requested, names no format; else ''."""
+    value = os.environ.get("EXPLAINER_FORMAT", "")
+    if requested or not value.strip() or value.strip().lower() in FORMATS:
+        return ""
+    return (f"torch-explainer: EXPLAINER_FORMAT={_safe(value, 40)!r} is not a format ({' or '.join(FORMATS)}, any "
+            "case): the text format is used\n")
+
+
+def command_format(requested: str | None) -> str:
+    """choose_format for a command (`explainer explain`, ...): the notice about $EXPLAINER_FORMAT goes to stderr."""
+    import sys
+
+    sys.stderr.write(format_notice(requested))
+    return choose_format(requested)
 
 
 def use_colour(stream: TextIO) -> bool:
@@ -137,8 +155,8 @@ def _rows(diagnosis: Diagnosis) -> list[_Row]:
 def _unmatched(diagnosis: Diagnosis) -> str:
     """' (ValueError at train.py:12)': the error's type and place, never its message, which can hold tensor values
     or private data (and was printed just above)."""
-    found = _ERROR_TYPE_RE.match(first_line(diagnosis.error).strip())
-    parts = [found.group()] if found else []
+    found = error_type(diagnosis.error)
+    parts = [found] if found else []
     place = shown_place(diagnosis)
     if isinstance(place, dict) and place.get("file"):
         parts.append(f"at {place['file']}:{place.get('line')}")

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from explainer._diagnosis import Location
 from explainer._lazyre import lazy_compile
 
-# ("文件": a translated "File"; "file": lowercased; ", in" alone, File "": markdown ate "<module>", "<frozen ...>")
-FRAME_RE = lazy_compile(r'^\s*`{0,3}\s*(?:[Ff]ile |文件)["“](?P<file>[^"“”]*)["”], line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$')
+# ("文件": a translated "File"; "file": lowercased; ", in" alone, File "": markdown ate "<module>", "<frozen ...>"; "1、": numbered)
+FRAME_RE = lazy_compile(r'^\s*`{0,3}\s*(?:\d{1,2}、\s*)?(?:[Ff]ile |文件)["“](?P<file>[^"“”]*)["”], line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$')
 # A frame line whose beginning was cut off in the paste: 'tph-yolov5/utils/loss.py", line 243, in build_targets'.
 CUT_FRAME_RE = lazy_compile(r'^\s*`*(?P<file>[^"\s`]+\.py)", line (?P<line>\d+)(?:, in(?: (?P<func>.+))?)?\s*$')
 # pytest's report (--tb=short, and the middle entries of its default --tb=auto): "path/to/x.py:123: in forward", then
@@ -212,7 +212,7 @@ TYPED_PSEUDO_FILES = ("<stdin>", "<ipython-input-", "<input>", "<python-input-",
 # The standard library under a Python that is not laid out as lib/pythonX.Y (Windows, conda's envs\NAME\Lib).
 STDLIB_UNDER_LIB_RE = lazy_compile(r"/lib/(?P<module>\w+)(?:/|\.py$)")
 CONSOLE_SCRIPT_RE = lazy_compile(r"/s?bin/[^/]+$")
-LIB_PYTHON_RE = lazy_compile(r"/lib/python\d\.\d+/")
+LIB_PYTHON_RE = lazy_compile(r"/lib/python\d\.\d+/|/lib/(\w+)/src/\1/")  # (or a src-layout checkout vendored in lib/)
 STDLIB_MODULES = frozenset(sys.stdlib_module_names)
 
 

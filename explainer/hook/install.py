@@ -10,7 +10,7 @@ from types import TracebackType
 from typing import Any, Callable, TextIO
 
 from explainer._gc import paused_gc
-from explainer.diagnose.render import choose_format, internal_failure_line, render
+from explainer.diagnose.render import choose_format, format_notice, internal_failure_line, render
 
 from .shadowing import installed_libraries_only
 
@@ -24,7 +24,10 @@ def install(format: str | None = None) -> Callable:
     Installing twice is harmless (the second call only changes the format). The previous hooks
     still run first, so the traceback is exactly what it would have been.
     """
+    from explainer._config import set_main_script_folder
+
     fmt = choose_format(format) if format is not None else None
+    set_main_script_folder()  # the team packs of the script's project, wherever it is run from
     with _lock:
         _state["format"] = fmt
         if _state["installed"]:
@@ -97,6 +100,16 @@ def _rule_problems_notice() -> str:
     return problems_notice()
 
 
+def _partial_line(problem: str) -> str:
+    """The line under a diagnosis that a probe could not finish: a team pack's probe that raised is the team's bug,
+    said as such (which probe, where); anything else is the explainer's own."""
+    from explainer.probes import TeamProbeFailure
+
+    if isinstance(problem, TeamProbeFailure):
+        return f"torch-explainer: {problem}; the diagnosis above is partial (fix the probe in its pack)\n"
+    return internal_failure_line(problem, outcome="partial diagnosis")
+
+
 def _rank_facts() -> dict[str, Any] | None:
     from .elastic import rank_facts
 
@@ -127,14 +140,15 @@ def report(exc: BaseException, tb: TracebackType | None, stream: TextIO | None, 
     if stream is None:
         return
     try:
-        fmt = choose_format(fmt or _state["format"])
+        requested = fmt or _state["format"]
+        fmt = choose_format(requested)
         diagnosis = explain(exc, tb=tb, printed=printed)
         rank = _rank_facts() if "RANK" in os.environ else None
         if rank is not None:
             diagnosis.facts["process"] = rank
-        text = render(diagnosis, fmt, stream)
+        text = render(diagnosis, fmt, stream) + format_notice(requested)
         if diagnosis.internal_errors:
-            text += internal_failure_line(diagnosis.internal_errors[0], outcome="partial diagnosis")
+            text += _partial_line(diagnosis.internal_errors[0])
         text += _rule_problems_notice()
         if process_failure and os.environ.get("TORCHELASTIC_ERROR_FILE"):
             text += _record_for_elastic(diagnosis, printed)

@@ -43,13 +43,59 @@ def run_script(path: str, args: list[str], fmt: str | None = None) -> int:
     except SystemExit:
         raise
     except BaseException as exc:  # noqa: BLE001 - every uncaught exception is reported like Python does
-        tb = _from_script(exc.__traceback__, filename)
-        exc.__traceback__ = tb
-        sys.excepthook(type(exc), exc, tb)
-        if isinstance(exc, KeyboardInterrupt):
-            _die_of_sigint()
-        return 1
+        return _uncaught(exc, filename)
     return 0
+
+
+def run_module(name: str, args: list[str], fmt: str | None = None) -> int:
+    """Run module name as __main__, as `python -m name` does (runpy's own _run_module_as_main, so sys.argv, sys.path[0],
+    the traceback and "No module named ..." are Python's); returns the exit status `python -m name` would have had."""
+    import runpy
+
+    sys.argv = ["-m", *args]  # runpy puts the module's file in sys.argv[0], as for `python -m`
+    sys.path[0] = os.getcwd()
+    set_script_folder(os.getcwd())  # the module is found from here: so is its project's team packs
+    previous = install(fmt)
+    main = types.ModuleType("__main__")
+    main.__builtins__ = builtins
+    sys.modules["__main__"] = main  # runpy runs the module in the __main__ it finds: a fresh one, not ours
+    # What a call from the module's top level reads here and under `python -m`, each measured through runpy's
+    # own _run_code at the depth the module's code will run at.
+    here: list[int | None] = [None]
+    _probe_as_runpy(runpy, here)
+    _give_back_runner_depth(here[0], _depth_under_python(runpy))
+    try:
+        _run_module_as_main(runpy, name)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every uncaught exception is reported like Python does
+        first_file = runpy._run_module_as_main.__code__.co_filename
+        if isinstance(exc, SyntaxError) and not _module_code_ran(exc.__traceback__):
+            # Python could not compile the module: its report, through the hook the module found (nothing to explain)
+            exc.__traceback__ = _from_script(exc.__traceback__, first_file)
+            previous(type(exc), exc, exc.__traceback__)
+            return 1
+        return _uncaught(exc, first_file)
+    return 0
+
+
+def _module_code_ran(tb: types.TracebackType | None) -> bool:
+    """Whether any module's code (a `<module>` frame) is on the traceback: not so when runpy could not compile it."""
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "<module>":
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _uncaught(exc: BaseException, first_file: str) -> int:
+    """Report exc as Python does for an uncaught exception, its traceback starting at first_file's frame."""
+    tb = _from_script(exc.__traceback__, first_file)
+    exc.__traceback__ = tb
+    sys.excepthook(type(exc), exc, tb)
+    if isinstance(exc, KeyboardInterrupt):
+        _die_of_sigint()
+    return 1
 
 
 def _exec_as_main(filename: str, code: types.CodeType) -> None:
@@ -72,6 +118,19 @@ def _exec(code: types.CodeType, namespace: dict) -> None:
     exec(code, namespace)
 
 
+def _run_module_as_main(runpy: types.ModuleType, name: str) -> None:
+    runpy._run_module_as_main(name)  # which runs the module's code through runpy._run_code
+
+
+def _probe_as_runpy(runpy: types.ModuleType, here: list[int | None]) -> None:
+    # Called where _run_module_as_main is, so _run_code and the probe run at the depth of the module's code.
+    _in_run_module_as_main(runpy, here)
+
+
+def _in_run_module_as_main(runpy: types.ModuleType, here: list[int | None]) -> None:
+    runpy._run_code(_PROBE, {"_explainer_depth": here, "_explainer_read": _recursion_depth})
+
+
 # --- recursion depth: the script gets exactly the depth `python SCRIPT` would give it ---------------
 
 _HIDDEN_CODE: set[types.CodeType] = set()
@@ -92,17 +151,27 @@ def _recursion_depth() -> int | None:
 
 
 class _FreshStack(threading.Thread):
+    runpy: types.ModuleType | None = None
+
     def run(self) -> None:
-        self.depth = _recursion_depth()
+        if self.runpy is None:
+            self.depth = _recursion_depth()
+            return
+        here: list[int | None] = [None]
+        self.runpy._run_code(_PROBE, {"_explainer_depth": here, "_explainer_read": _recursion_depth})
+        self.depth = here[0]
 
 
-def _depth_under_python() -> int | None:
-    """What a call from a script's top level reads under plain `python SCRIPT`.
+def _depth_under_python(runpy: types.ModuleType | None = None) -> int | None:
+    """What a call from a script's top level reads under plain `python SCRIPT` (with runpy: from a module's top
+    level under `python -m`, whose code runpy's _run_code runs from _run_module_as_main).
 
     A new thread's stack starts, like the main module's, in a frame entered from C; its run() sits
-    two inlined calls (_bootstrap_inner, run) above that frame, where a script's own call sits none.
+    two inlined calls (_bootstrap_inner, run) above that frame, where a script's own call (or, under `python -m`,
+    _run_module_as_main's own call of _run_code) sits none.
     """
     thread = _FreshStack(name="explainer-depth")
+    thread.runpy = runpy
     thread.start()
     thread.join()
     depth = getattr(thread, "depth", None)

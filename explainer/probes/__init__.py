@@ -70,6 +70,7 @@ class Probe:
 
 
 PROBES: dict[str, Probe] = {}
+_BUILTIN_NAMES: set[str] = set()  # the probes this package registered; any other is a team pack's
 
 
 def probe(name: str, provides: tuple[str, ...] = (), *, live: bool = True):
@@ -85,6 +86,8 @@ def probe(name: str, provides: tuple[str, ...] = (), *, live: bool = True):
             raise ValueError(f"probe {name!r} is registered twice: in {existing.function.__module__} "
                              f"and in {function.__module__}; rename one")
         PROBES[name] = Probe(name, function, tuple(provides), (function.__doc__ or "").strip(), live)
+        if function.__module__.startswith(f"{__name__}."):
+            _BUILTIN_NAMES.add(name)
         return function
 
     return register
@@ -92,6 +95,41 @@ def probe(name: str, provides: tuple[str, ...] = (), *, live: bool = True):
 
 def _origin(function: Callable) -> tuple[str, str]:
     return function.__module__, function.__qualname__
+
+
+class TeamProbeFailure(str):
+    """The text of a team pack's probe that raised: the team's bug, not the explainer's, so shown as theirs."""
+
+    __slots__ = ()
+
+
+def probe_failure(name: str, error: BaseException) -> str:
+    """What a probe that raised error is reported as: a built-in one's is the explainer's own bug; a team pack's
+    (one registered from outside this package) is a TeamProbeFailure naming the file and line of the probe that
+    raised."""
+    what = f"{type(error).__name__}: {error}"
+    function = PROBES[name].function if name in PROBES else None
+    code = getattr(function, "__code__", None)
+    if name in _BUILTIN_NAMES or code is None:
+        return f"probe {name!r} failed: {what}"
+    line = code.co_firstlineno
+    frame = error.__traceback__
+    while frame is not None:  # the probe file's innermost line on the way to the raise
+        if frame.tb_frame.f_code.co_filename == code.co_filename:
+            line = frame.tb_lineno
+        frame = frame.tb_next
+    return TeamProbeFailure(f"the team probe {name!r} ({_shown_file(code.co_filename)}:{line}) raised {what}")
+
+
+def _shown_file(path: str) -> str:
+    """path relative to the working directory when it is below it (as `explainer rules check` shows files)."""
+    import os
+
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return path
+    return path if relative.startswith(os.pardir) else relative
 
 
 BUILTIN_FAMILIES = ("ops", "layers", "runtime", "environment")

@@ -55,6 +55,7 @@ class Scope:
     subjects: list[Rule]
     problems: list[Finding]  # problems in scope that keep rules from loading or from being tested
     runbook: list[Finding] = field(default_factory=list)  # runbook text problems: `check` reports them
+    unloaded: int = 0  # rule files in scope that did not load (so `test` cannot test their rules)
 
 
 # Runbook pages share these sections, so every page reads the same way (runbooks/shape/matmul.md).
@@ -90,7 +91,8 @@ def load_scope(paths: Iterable[str] = ()) -> Scope:
         if not problem.message.startswith(_OUTSIDE_PREFIX):
             load_errors.setdefault(problem.file, problem)
     runbook = _check_files(rulebase, builtin, in_scope, load_errors, findings)
-    return Scope(rulebase, subjects, findings, runbook)
+    unloaded = {p.file for p in rulebase.problems if p.file.endswith(".md") and in_scope(p.file)}
+    return Scope(rulebase, subjects, findings, runbook, len(unloaded - {r.file for r in subjects}))
 
 
 def _command_line_packs(paths: list[Path], builtin: Path) -> tuple[list[Finding], list[tuple[Path, str]]]:
@@ -151,15 +153,18 @@ def _source_findings(rule: Rule | None, page: _Page | None, shown: str, rule_id:
                      error: RuleError | None, pack: Pack | None) -> list[Finding]:
     """A loaded team rule's sources that its pack lacks; for a file that did not load, its further load
     problems too (the first is reported with the rulebase's)."""
+    lines = page.lines if page is not None else {}
     if rule is not None:
         if pack is None:
             return []
-        return _missing_sources(rule.file, rule.id, rule.line, _rule_sources(rule), rule.fixture, pack)
+        return _missing_sources(rule.file, rule.id, lines.get("fixture", rule.line), _rule_sources(rule, lines),
+                                rule.fixture, pack)
     if page is None or page.data is None:
         return []
     found = [from_error(problem) for problem in error.problems[1:]] if error is not None else []
     if pack is not None:
-        found += _missing_sources(shown, rule_id, line, _raw_sources(page), page.data.get("fixture"), pack)
+        found += _missing_sources(shown, rule_id, lines.get("fixture", line), _raw_sources(page),
+                                  page.data.get("fixture"), pack)
     return found
 
 
@@ -235,9 +240,12 @@ def _missing_sections(page: _Page, file: str, rule_id: str | None) -> list[Findi
             if not re.search(rf"^##[ \t]+{re.escape(name)}[ \t]*$", page.body, re.MULTILINE | re.IGNORECASE)]
 
 
-def _rule_sources(rule: Rule) -> list[tuple[str, int, str, int | None]]:
-    entries = [("example", i, e.source, e.line) for i, e in enumerate(rule.examples, 1)]
-    return entries + [("counter-example", i, e.source, e.line) for i, e in enumerate(rule.counter_examples, 1)]
+def _rule_sources(rule: Rule, lines: dict[str, int]) -> list[tuple[str, int, str, int | None]]:
+    """(what, number, source, the line of its `source:` field, else of its item) of a loaded rule's examples."""
+    return [(what, i, e.source, lines.get(f"{fld}[{i - 1}].source", e.line))
+            for fld, what, examples in (("examples", "example", rule.examples),
+                                        ("counter_examples", "counter-example", rule.counter_examples))
+            for i, e in enumerate(examples, 1)]
 
 
 def _raw_sources(page: _Page) -> list[tuple[str, int, str, int | None]]:
@@ -246,12 +254,13 @@ def _raw_sources(page: _Page) -> list[tuple[str, int, str, int | None]]:
         value = page.data.get(fld)
         for i, item in enumerate(value if isinstance(value, list) else []):
             if isinstance(item, dict) and isinstance(item.get("source"), str) and item["source"].strip():
-                entries.append((what, i + 1, item["source"], page.lines.get(f"{fld}[{i}]")))
+                entries.append((what, i + 1, item["source"],
+                                page.lines.get(f"{fld}[{i}].source", page.lines.get(f"{fld}[{i}]"))))
     return entries
 
 
 def _missing_sources(file: str, rule_id: str | None, line: int | None, sources, fixture, pack: Pack) -> list[Finding]:
-    """A team rule's fixture and example sources are files of its pack (or URLs)."""
+    """A team rule's fixture and example sources are files of its pack (or URLs); line: the `fixture:` field's."""
     found = []
     for what, number, source, source_line in sources:
         if not source.startswith(("http://", "https://")) and not (pack.folder / source).is_file():
@@ -392,20 +401,23 @@ def _raise(script: Path, pack_folder: Path) -> object:
 
 def _fixture_findings(rulebase: RuleBase, rule: Rule, text: object) -> list[Finding]:
     what = f"fixture {rule.fixture}"
+    page = _read_page(Path(rule.file))  # for the lines of the fields named (a loaded rule keeps only its id's)
+    lines = page.lines if page is not None else {}
+    line = lines.get("fixture", rule.line)
     if text is _TIMED_OUT:
-        return [Finding(rule.file, rule.line, rule.id, f"{what} ran over {FIXTURE_TIMEOUT_S}s and was stopped",
+        return [Finding(rule.file, line, rule.id, f"{what} ran over {FIXTURE_TIMEOUT_S}s and was stopped",
                         hint="a fixture only raises the rule's error: no training, no waiting")]
     if not isinstance(text, str):
-        return [Finding(rule.file, rule.line, rule.id, f"{what} raised no error",
+        return [Finding(rule.file, line, rule.id, f"{what} raised no error",
                         hint="the fixture is a script that raises the rule's message when run as `python FIXTURE`")]
     shown = text if len(text) <= 300 else text[:300] + "..."
     claimed = rulebase.claim(text)
     if claimed is None or claimed.rule.id != rule.id:
         by = f"claimed first by {claimed.rule.id}" if claimed else "which no rule matches"
-        return [Finding(rule.file, rule.line, rule.id, f"{what} raised {shown!r}, {by}",
+        return [Finding(rule.file, line, rule.id, f"{what} raised {shown!r}, {by}",
                         hint="the error's wording changed, or the script fails before the call: make the pattern "
                              "and the example the message as it prints now")]
-    return [Finding(rule.file, example.line, rule.id,
+    return [Finding(rule.file, lines.get(f"examples[{number - 1}].message", example.line), rule.id,
                     f"example {number} (source {example.source}) is not the message its fixture raises: {shown!r}",
                     hint="examples are verbatim: paste the message exactly as the fixture prints it")
             for number, example in enumerate(rule.examples, 1)

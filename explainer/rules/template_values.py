@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from explainer._pycode import module_expression
+
 Expr = Callable[[dict], Any]
 
 
@@ -178,7 +180,7 @@ def write(body: list, facts: dict, out: list[str]) -> None:
             out.append(str(node(facts)))
 
 
-# jinja2's filters as jinja2 3.1 defines them (autoescape off), and our own `plural`.
+# jinja2's filters as jinja2 3.1 defines them (autoescape off), and our own `plural` and `pyexpr` (a module path as code).
 
 def _soft_str(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
@@ -235,6 +237,7 @@ def plural(count: Any, word: str) -> str:
 FILTERS: dict[str, Callable] = {
     "int": _int, "float": _float, "round": _round, "default": _default, "string": _soft_str,
     "replace": _replace, "join": _join, "first": _first, "length": len, "count": len, "plural": plural,
+    "pyexpr": module_expression,
     "lower": lambda value: _soft_str(value).lower(), "upper": lambda value: _soft_str(value).upper(),
     "trim": lambda value, chars=None: _soft_str(value).strip(chars),
     "format": lambda value, *args: _soft_str(value) % args,

@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from explainer._pycode import module_expression
 from explainer._lazyre import cached_compile
 
 from .template_values import plural as _plural
@@ -50,6 +51,7 @@ def _environment():
                                                 keep_trailing_newline=False, loader=SourceLoader(),
                                                 bytecode_cache=_compiled_cache(), cache_size=2048)
     environment.filters["plural"] = _plural
+    environment.filters["pyexpr"] = module_expression
     return environment
 
 

@@ -416,12 +416,12 @@ def vanishing_layers(rms: list[float], ratio: float = VANISH_RATIO) -> tuple[lis
 def _print(diagnosis: Diagnosis) -> None:
     import sys
 
-    from explainer.diagnose.render import choose_format, internal_failure_line, render
+    from explainer.diagnose.render import choose_format, format_notice, internal_failure_line, render
 
     stream = sys.stderr
     try:
         try:
-            text = render(diagnosis, choose_format(None), stream)
+            text = render(diagnosis, choose_format(None), stream) + format_notice(None)
         except Exception as exc:  # the explainer's own failure: one line, and training goes on
             text = internal_failure_line(exc, "diagnosis kept in mon.diagnoses, not printed")
         stream.write(text)

@@ -23,14 +23,17 @@ itself was non-finite (the loss's backward made it).
 
 from __future__ import annotations
 
+import linecache
 import math
+import os
+import sys
 from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_flatten
 
-from explainer._inspect import dtype_name, module_repr
+from explainer._inspect import dtype_name, is_user_file, module_repr
 
 from .curves import significant
 
@@ -80,7 +83,19 @@ def param_owner(name: str) -> str:
 
 
 def display_name(name: str) -> str:
-    return name or "(root)"
+    return name or "model"  # the model itself, as the user's code most often names it
+
+
+def user_place() -> str | None:
+    """`file.py:12` (`code`) of the innermost user frame running now: the line that ran the operation."""
+    frame = sys._getframe(1)
+    while frame is not None and not is_user_file(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
+    code = code.split("  #", 1)[0].rstrip()  # an inline comment is not the code
+    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}" + (f" (`{code}`)" if code else "")
 
 
 def locate(model: torch.nn.Module, args: tuple | None, kwargs: dict | None, *,
@@ -129,9 +144,14 @@ def locate(model: torch.nn.Module, args: tuple | None, kwargs: dict | None, *,
 
 
 def origin_facts(origin: dict[str, Any]) -> dict[str, Any]:
-    return {"module": display_name(origin["frame"]), "module_type": origin["module_type"],
-            "source": origin["source"], "op": origin["op"], "input_finite": origin["input_finite"],
-            "input_dtype": origin["input_dtype"], "output_dtype": origin["dtype"], "output_kind": origin["kind"]}
+    facts = {"module": display_name(origin["frame"]), "module_type": origin["module_type"],
+             "source": origin["source"], "op": origin["op"], "input_finite": origin["input_finite"],
+             "input_dtype": origin["input_dtype"], "output_dtype": origin["dtype"], "output_kind": origin["kind"]}
+    if not origin["frame"]:
+        facts["whole_model"] = True
+    if origin.get("place"):
+        facts["op_place"] = origin["place"]
+    return facts
 
 
 def _culprit_note(origin: dict[str, Any]) -> str:
@@ -269,7 +289,8 @@ class _Trace(TorchFunctionMode):
         frame = frame or _Frame("", self.root, None, None)
         return {"seq": self.seq, "source": source, "op": op_name(func), "frame": frame.name, "module": frame.module,
                 "module_type": type(frame.module).__name__, "input_finite": frame.input_finite,
-                "input_dtype": frame.input_dtype, "dtype": dtype_name(bad[0].dtype), "kind": _kind(bad)}
+                "input_dtype": frame.input_dtype, "dtype": dtype_name(bad[0].dtype), "kind": _kind(bad),
+                "place": user_place()}
 
     # -- results --------------------------------------------------------------------------------
 

@@ -55,3 +55,28 @@ def test_explain_says_on_stderr_that_it_skipped_broken_team_rules_as_the_hook_do
         assert done.returncode == 0, done.stderr
         assert "shape.matmul" in done.stdout
         assert done.stderr == note + "\n", done.stderr
+
+
+def test_version_and_the_runners_help(capsys):
+    from explainer._version import __version__
+    from explainer.cli.main import main
+
+    assert main(["--version"]) == 0 and capsys.readouterr().out == f"torch-explainer {__version__}\n"
+    assert main(["--version"], module_mode=True) == 0 and capsys.readouterr().out == f"torch-explainer {__version__}\n"
+    assert main(["run", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: explainer run [--format text|json] SCRIPT [ARGS...]\n") and "-m MODULE" in out
+    assert main(["--help"], module_mode=True) == 0  # `python -m explainer --help`: the runner's own help
+    out = capsys.readouterr().out
+    assert out.startswith("usage: python -m explainer [--format text|json] SCRIPT [ARGS...]\n")
+    assert "--format text|json" in out and "(explain, curves, overfit, site, open, rules; COMMAND --help" in out
+
+
+def test_a_format_with_no_script_or_module_is_said_plainly(capsys):
+    from explainer.cli.main import main
+
+    assert main(["--format", "json"], module_mode=True) == 2
+    assert capsys.readouterr().err.endswith("python -m explainer: error: no script to run after --format json "
+                                            "(--help for more)\n")
+    assert main(["-m"], module_mode=True) == 2
+    assert "-m needs a module name" in capsys.readouterr().err

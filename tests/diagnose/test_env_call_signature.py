@@ -162,7 +162,7 @@ def test_the_calling_library_is_named_from_its_path():
 
 CORPUS = [
     ("r24_a.yaml#71", ["`LoraConfig.__init__()`", "`loftq_config`", "hands on `**kwargs`"]),
-    ("r24_b.yaml#30", ["`concat`", "a class's constructor", "hands on `**kwargs`"]),
+    ("r24_b.yaml#30", ["`concat`", "the constructor of `SAGEConv`'s base class", "hands it `concat`"]),
     ("r24_b.yaml#31", ["`learn_adj`", "hands on `**kwargs`"]),
     ("r24_a.yaml#57", ["`__init__()`", "takes 1 positional argument but 2 were given", "a method counts `self`"]),
     ("r13_a.yaml#22", ["`__new__()`", "2 required positional arguments, 'depth_threshold' and 'iteration'",

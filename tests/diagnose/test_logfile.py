@@ -152,3 +152,26 @@ def test_a_ranks_message_left_open_does_not_make_the_healthy_lines_after_it_read
     assert [d["facts"]["ranks"] for d in found if d["rule"] and d["rule"].startswith("dtype.")] == [[0], [0]]
     error_lines = sum(error.count("\n") for error in errors) + 1
     assert read < error_lines + 6 * 32, f"{read} lines read one by one, for {error_lines} lines of errors"
+
+
+def test_a_utf16_log_is_read_as_such_from_a_file_and_from_stdin(tmp_path, monkeypatch):
+    """Windows PowerShell 5.1's `>` writes UTF-16 LE with a BOM and CRLF: that log was 'no error found' (the review of
+    2026-12-07, its p3_utf16.txt); the same text as UTF-8 is explained."""
+    import io
+    import sys
+
+    text = (LOGS / "dataloader_worker.log").read_text(encoding="utf-8")
+    plain = tmp_path / "utf8.log"
+    plain.write_text(text, encoding="utf-8")
+    expected = [(d.rule, d.summary) for d in explain_input(str(plain))]
+    assert expected and expected[0][0]
+    wide = tmp_path / "utf16.log"
+    wide.write_bytes(text.replace("\n", "\r\n").encode("utf-16"))  # (Python's utf-16 writes the BOM, little-endian here)
+    assert wide.read_bytes()[:2] in (b"\xff\xfe", b"\xfe\xff")
+    assert [(d.rule, d.summary) for d in explain_input(str(wide))] == expected
+    monkeypatch.setattr(_logfile, "GREP_MIN_BYTES", 0)  # a large log: grep's byte literals cannot find UTF-16 text
+    assert _logfile.skippable_blocks(str(wide)) is None
+    assert [(d.rule, d.summary) for d in explain_input(str(wide))] == expected
+    piped = io.TextIOWrapper(io.BufferedReader(io.BytesIO(wide.read_bytes())), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdin", piped)
+    assert [(d.rule, d.summary) for d in explain_input("-")] == expected

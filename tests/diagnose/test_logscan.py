@@ -102,7 +102,7 @@ def test_pasted_issue_explains_each_error_and_invents_nothing_for_the_config_err
     assert found["data.state_dict_keys"]["facts"]["key_prefix"] == "module."
     assert found["data.target_out_of_bounds"]["facts"]["target_value"] == 5
     unrelated = found[None]
-    assert unrelated["error"] == "KeyError: 'scheduler'"
+    assert unrelated["error"] == "KeyError"  # its type only: the message is the program's own (as the text says it)
     assert unrelated["category"] == "other" and unrelated["fixes"] == [] and unrelated["culprits"] == []
     assert unrelated["location"] == {"file": "/home/me/project/train.py", "line": 5, "function": "build_scheduler",
                                      "code": 'return cfg["scheduler"]["warmup_steps"]'}

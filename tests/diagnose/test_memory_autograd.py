@@ -198,19 +198,41 @@ def test_cuda_oom_small_idle_pool_is_not_fragmentation():
     assert "2.58 GiB is allocated by PyTorch and 1.90 MiB is reserved" in explain_text(SMALL_POOL).summary
 
 
-OLD_FRAGMENTED = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 14.00 MiB (GPU 0; 6.00 GiB total "
-                  "capacity; 5.18 GiB already allocated; 0 bytes free; 5.35 GiB reserved in total by PyTorch) If "
+OLD_FULL = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 14.00 MiB (GPU 0; 6.00 GiB total "
+            "capacity; 5.18 GiB already allocated; 0 bytes free; 5.35 GiB reserved in total by PyTorch) If "
+            "reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.")
+OLD_FRAGMENTED = ("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.70 GiB (GPU 0; 6.00 GiB total "
+                  "capacity; 2.93 GiB already allocated; 0 bytes free; 5.23 GiB reserved in total by PyTorch) If "
                   "reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.")
+# https://github.com/kfzyqin/Implementation-MolGAN-PyTorch/issues/7 ("after 21st epoch")
+MOLGAN = ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 10.92 GiB total capacity; 9.98 GiB "
+          "already allocated; 3.31 MiB free; 10.24 GiB reserved in total by PyTorch)")
 
 
 def test_cuda_oom_old_wording_derives_unallocated_from_reserved():
     facts = _numbers(OLD_FRAGMENTED)
-    assert facts["reserved_bytes"] == int(5.35 * 2**30) and facts["free_bytes"] == 0
-    assert facts["unallocated_bytes"] == int(5.35 * 2**30) - int(5.18 * 2**30)
+    assert facts["reserved_bytes"] == int(5.23 * 2**30) and facts["free_bytes"] == 0
+    assert facts["unallocated_bytes"] == int(5.23 * 2**30) - int(2.93 * 2**30)
     assert facts["fragmented"] is True and facts["exceeds_total"] is False
     diagnosis = explain_text(OLD_FRAGMENTED)
-    assert "5.18 GiB allocated by PyTorch" in diagnosis.summary
-    assert "max_split_size_mb:128" in " ".join(diagnosis.fixes)
+    assert "2.93 GiB allocated by PyTorch" in diagnosis.summary and "fragmented" in diagnosis.summary
+    assert "max_split_size_mb:128" in diagnosis.fixes[0]
+
+
+def test_cuda_oom_with_a_small_share_reserved_but_unallocated_is_a_full_gpu_not_fragmentation():
+    """266 MiB reserved but unallocated could have held the 2 MiB asked for, but is 2% of the GPU: the review of
+    2026-12-07 found it called fragmentation, with expandable_segments first."""
+    for message, share in ((MOLGAN, "2%"), (OLD_FULL, "3%")):
+        facts = _numbers(message)
+        assert facts["unallocated_share"] == share and facts["fragmented"] is False
+        diagnosis = explain_text(message)
+        assert "fragmented into blocks" not in diagnosis.summary and "the GPU is simply full" in diagnosis.summary
+        assert f"only {share} of the GPU's memory" in diagnosis.summary
+        assert diagnosis.fixes[0].startswith("Reduce the batch size")
+        [allocator] = [fix for fix in diagnosis.fixes if "expandable_segments" in fix]  # not first, and said to be small
+        assert f"({share}) reserved but unallocated here, it can win back no more than that" in allocator
+        # one message cannot show growth over epochs: said only as a condition
+        assert any(fix.startswith("If the same steps ran before") for fix in diagnosis.fixes)
 
 
 def test_cuda_oom_request_larger_than_the_gpu_is_not_called_fragmentation():
@@ -280,7 +302,8 @@ def test_no_grad_fn_counts_frozen_parameters():
     assert facts["target_name"] == "loss" and facts["target_requires_grad"] is False
     assert (facts["model_name"], facts["frozen_count"], facts["param_count"]) == ("model", 4, 4)
     assert diagnosis.summary == "loss has no grad_fn because all 4 parameters of model have requires_grad=False."
-    assert "requires_grad = False" in facts["detach_code"]
+    # the freezing line is the cause, not a cut in the graph (the new user's review, defect 12)
+    assert "requires_grad = False" in facts["freeze_code"] and "detach_code" not in facts
 
 
 def test_leaf_inplace_names_the_weight_and_the_operator():

@@ -145,3 +145,16 @@ def test_near_misses_are_not_claimed_by_the_new_shape_rules(text):
            "shape.loss_spatial_target", "shape.attention_heads", "shape.loss_broadcast_warning",
            "shape.embedding_index", "shape.index_put_shape", "shape.too_many_indices", "shape.scalar_conversion"}
     assert not any(d.rule in new for d in explain_stream(io.StringIO(text)))
+
+
+def test_torch04_state_dict_wording_reads_its_first_shape_as_the_models():
+    """torch 0.4 formatted (key, the model's shape, the checkpoint's shape) under "copying a param of A from checkpoint,
+    where the shape is B in current model" (torch/nn/modules/module.py of 0.4.1): A is the model's, B the checkpoint's."""
+    (diagnosis,) = [d for d in explain_stream(io.StringIO(corpus_message("shape.yaml#169"))) if d.rule]
+    assert diagnosis.rule == "shape.state_dict_size"
+    assert ("block_level.position_enc.weight: checkpoint torch.Size([18290, 30]) vs model torch.Size([51, 30])"
+            in diagnosis.summary), diagnosis.summary
+    assert "the other way round" in diagnosis.summary
+    # torch 1.x's wording says what it prints: its first shape is the checkpoint's
+    (newer,) = [d for d in explain_stream(io.StringIO(corpus_message("r10_a.yaml#25"))) if d.rule]
+    assert "the other way round" not in newer.summary

@@ -155,3 +155,28 @@ def test_colour_only_on_a_terminal_and_never_with_no_color():
     assert "\x1b[" not in plain and "shape.matmul" in plain
     piped = run_explainer(LINEAR)
     assert "\x1b[" not in piped.stderr
+
+
+def test_a_module_runs_as_python_dash_m_runs_it(tmp_path):
+    """`python -m explainer -m pkg.mod`: sys.argv, sys.path[0], __spec__, the traceback (runpy's frames included), the
+    recursion depth and the exit status are `python -m pkg.mod`'s; the diagnosis follows."""
+    package = tmp_path / "mypkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "train.py").write_text(
+        "import sys\nprint(sys.argv, sys.path[0], __name__, __spec__.name)\n"
+        "def depth(n):\n    try:\n        return depth(n + 1)\n    except RecursionError:\n        return n\n"
+        "print(depth(0))\nimport torch\ntorch.nn.Linear(8, 4)(torch.ones(2, 6))\n")
+    plain = run_python("-m", "mypkg.train", "7", "--flag", cwd=tmp_path)
+    hooked = run_explainer("-m", "mypkg.train", "7", "--flag", cwd=tmp_path)
+    assert hooked.stdout == plain.stdout and f"'7', '--flag'] {tmp_path} __main__ mypkg.train" in plain.stdout
+    assert hooked.returncode == plain.returncode == 1
+    assert plain.stderr.startswith('Traceback (most recent call last):\n  File "<frozen runpy>"')
+    assert hooked.stderr.startswith(plain.stderr)
+    assert "torch-explainer [shape.matmul]" in hooked.stderr[len(plain.stderr):]
+    missing = run_explainer("-m", "mypkg.nope", cwd=tmp_path)
+    assert (missing.returncode, missing.stderr) == (1, f"{sys.executable}: No module named mypkg.nope\n")
+    (package / "bad.py").write_text("def (:\n")  # Python cannot compile it: its own report, nothing after it
+    plain, hooked = run_python("-m", "mypkg.bad", cwd=tmp_path), run_explainer("-m", "mypkg.bad", cwd=tmp_path)
+    assert plain.stderr.endswith("SyntaxError: invalid syntax\n")
+    assert (hooked.returncode, hooked.stderr) == (plain.returncode, plain.stderr) == (1, plain.stderr)

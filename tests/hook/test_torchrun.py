@@ -55,6 +55,10 @@ class Run:
         assert result.returncode == 0, result.stderr
         return [json.loads(line) for line in result.stdout.splitlines()]
 
+    def host(self) -> str:
+        """The host column of the agent's summary (torchrun's own name for this machine)."""
+        return re.search(r"host\s*: (\S+)", self.log.split("ChildFailedError:", 1)[1]).group(1)
+
     def root_cause_section(self) -> str:
         summary = self.log.split("ChildFailedError:", 1)[1]
         return summary.split("Root Cause (first observed failure):", 1)[1]
@@ -145,6 +149,14 @@ def test_explain_names_rank1_as_root_cause_and_rank0_as_consequence(runs):
     expected = {"rank": 1, "rule": "shape.matmul", "input_line": shape["facts"]["input_line"]}
     assert gloo["facts"]["consequence_of"] == expected
     assert found["distributed.child_failed"]["facts"]["consequence_of"] == expected
+    # the summary's fields read, not its columns pasted ("rank      : 1 (local_rank: 1)", the review of 2026-12-07);
+    # the error file was set and held the traceback: no advice to get one with @record
+    summary = found["distributed.child_failed"]
+    assert f"rank 1 on host {runs['rank1-shape'].host()} failed first" in summary["summary"], summary
+    assert "with exit code 1: a Python exception" in summary["summary"] and "exitcode  :" not in summary["summary"]
+    assert "(its entry, as torchrun printed it: `rank : 1 (local_rank: 1)`, `exitcode : 1 (pid: " in summary["summary"]
+    assert "error.json), and the summary's traceback field shows the traceback it holds" in summary["summary"]
+    assert not any("@record" in fix or "errors.record" in fix for fix in summary["fixes"]), summary["fixes"]
 
 
 # --- both ranks raise the same error ------------------------------------------------------------------

@@ -11,7 +11,7 @@ def test_conv_channels_names_the_conv_in_sequential_and_the_channel_count():
     assert "Conv2d(3, 16" in culprit(d, "model.features.0")["repr"]
     assert culprit(d, "x")["shape"] == [8, 1, 28, 28]
     assert (d.facts["channel_dim"], d.facts["got_channels"], d.facts["expected_channels"]) == (1, 1, 3)
-    assert has_fix(d, "model.features.0 = nn.Conv2d(1, 16, kernel_size=3, padding=1)")
+    assert has_fix(d, "model.features[0] = nn.Conv2d(1, 16, kernel_size=3, padding=1)")
     assert has_fix(d, "x.expand(-1, 3, -1, -1)")
     assert "model.features.0" in d.summary and "(8, 1, 28, 28)" in d.summary
 
@@ -31,7 +31,7 @@ def test_pool_output_size_finds_the_pool_and_the_input_size_that_fits():
     assert culprit(d, "model.7")["type"] == "MaxPool2d"
     assert d.facts["input_shape"] == "(2, 16, 1, 1)"
     assert has_fix(d, "crops would need to be at least 16x16")
-    assert has_fix(d, "`model.7 = nn.MaxPool2d(2, ceil_mode=True)`")
+    assert has_fix(d, "`model[7] = nn.MaxPool2d(2, ceil_mode=True)`")
 
 
 def test_conv_kernel_size_names_the_conv_and_the_map_that_reaches_it():
@@ -56,5 +56,5 @@ def test_max_pool1d_output_size_finds_the_pool_and_the_sequence_length_that_fits
     assert d.facts["input_shape"] == "(16, 8, 3)" and d.facts["output_length"] == 0
     assert "needs at least 4 steps" in d.summary
     assert has_fix(d, "windows would need to be at least 16")
-    assert has_fix(d, "`model.3 = nn.MaxPool1d(4, ceil_mode=True)`")
+    assert has_fix(d, "`model[3] = nn.MaxPool1d(4, ceil_mode=True)`")
     assert has_fix(d, "nn.AdaptiveAvgPool1d(1)")

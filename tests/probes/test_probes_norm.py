@@ -20,4 +20,4 @@ def test_batchnorm_features_uses_the_input_channels():
     assert culprit(d, "model.1")["type"] == "BatchNorm2d"
     assert d.facts["input_shape"] == "(8, 16, 8, 8)"
     assert (d.facts["got_channels"], d.facts["num_features"]) == (16, 3)
-    assert has_fix(d, "`model.1 = nn.BatchNorm2d(16)`")
+    assert has_fix(d, "`model[1] = nn.BatchNorm2d(16)`")

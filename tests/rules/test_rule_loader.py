@@ -363,6 +363,40 @@ def test_unwritable_cache_is_ignored(tmp_path):
     cache.save()  # must not raise
 
 
+def test_an_unwritable_user_cache_falls_back_to_a_private_temporary_folder(tmp_path, monkeypatch):
+    """XDG_CACHE_HOME=/proc/nonexistent_cache made every crash build the rule index again (9 s of CPU each, the
+    review of 2026-12-07); the link pointed into a folder that can never exist."""
+    import os
+    import stat
+    import tempfile
+
+    from explainer import _cache, _config
+    from explainer.rules import base as _rulebase
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker / "cache"))  # cannot be made, even by root
+    monkeypatch.delenv("EXPLAINER_CACHE_DIR", raising=False)
+    monkeypatch.delenv("EXPLAINER_CACHE", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(_cache, "_ROOTS", {})
+    private = tmp_path / "tmp" / f"torch-explainer-{os.getuid()}"
+    assert _cache.cache_dir() == private and stat.S_IMODE(private.stat().st_mode) == 0o700
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    _write(rules, GOOD)
+    _rulebase.load_folder(rules, pack="acme", known_probes=PROBES, cached=True)
+    assert list(private.glob("index-*.marshal")), "the folder index is kept for the next crash"
+    assert _config.local_site_dir().is_relative_to(private.resolve())
+    assert "no folder to build it in" not in (_config.local_build_blocker() or "")
+    private.chmod(0o777)  # a folder others can write in (made by someone else in a shared /tmp) is not used
+    monkeypatch.setattr(_cache, "_ROOTS", {})
+    assert _cache.cache_dir() is None
+    note = _config.unbuildable_note("shape.matmul")
+    assert f"neither {blocker / 'cache' / 'torch-explainer'} nor the temporary folder can be written" in note
+
+
 def test_plain_templates_render_exactly_as_jinja2_does():
     from explainer.rules.templates import _environment, render
 

@@ -139,6 +139,40 @@ def test_a_script_run_from_another_folder_finds_its_projects_pack(tmp_path):
     assert "acme.stall" not in result.stdout + result.stderr
 
 
+def test_install_finds_the_team_packs_of_the_scripts_project_from_another_folder(tmp_path, monkeypatch):
+    """explainer.install() in proj/train.py, run from another folder: the review of 2026-12-07 got no diagnosis (the
+    packs were looked for above the working directory only) where `python -m explainer proj/train.py` found the pack."""
+    import types
+
+    import explainer
+    from explainer._config import rule_projects
+    from explainer.diagnose.explain import explain_text
+    from explainer.hook.install import is_installed
+
+    project = project_with_pack(tmp_path / "proj", "acme", "acme.stall", "StallError: worker 3 stalled")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.setattr("explainer._config._script_folder", None)
+    main_module = types.ModuleType("__main__")
+    main_module.__file__ = str(project / "train.py")  # as Python sets it for `python proj/train.py`
+    monkeypatch.setitem(sys.modules, "__main__", main_module)
+    installed = is_installed()
+    explainer.install()
+    if not installed:
+        explainer.uninstall()
+    assert [path for _, path in rule_projects()] == [project / "pyproject.toml"]
+    reset_default_rulebase()
+    assert explain_text("StallError: worker 3 stalled").rule == "acme.stall"
+    # a session with no script file (python -c, a notebook) sets nothing: the working directory's packs only
+    monkeypatch.setattr("explainer._config._script_folder", None)
+    del main_module.__file__
+    explainer.install()
+    if not installed:
+        explainer.uninstall()
+    assert rule_projects() == []
+
+
 def test_the_background_site_build_looks_from_the_scripts_folder_too(tmp_path, monkeypatch):
     from explainer._config import set_script_folder, start_local_build
 
@@ -192,9 +226,10 @@ def test_rules_test_runs_each_team_rules_fixture_and_compares_its_message(tmp_pa
     assert "acme.good" not in out
     assert (f"{pack / 'stale.md'}:12: rule acme.stale: example 1 (source repro/stale.py) is not the message its "
             "fixture raises: 'OSError: stale 2'") in out
-    assert f"{pack / 'other.md'}:2: rule acme.other: fixture repro/other.py raised \"KeyError: 'x'\", which no rule" in out
-    assert f"{pack / 'silent.md'}:2: rule acme.silent: fixture repro/silent.py raised no error" in out
-    assert f"{pack / 'slow.md'}:2: rule acme.slow: fixture repro/slow.py ran over 3s and was stopped" in out
+    # (each at its `fixture:` line)
+    assert f"{pack / 'other.md'}:10: rule acme.other: fixture repro/other.py raised \"KeyError: 'x'\", which no rule" in out
+    assert f"{pack / 'silent.md'}:10: rule acme.silent: fixture repro/silent.py raised no error" in out
+    assert f"{pack / 'slow.md'}:10: rule acme.slow: fixture repro/slow.py ran over 3s and was stopped" in out
     assert "explainer rules test: 5 rules, 4 problems; 5 team rule fixtures run, one process each" in out
 
 
@@ -404,12 +439,91 @@ def test_check_reports_every_kind_of_problem_in_one_run(tmp_path, capsys):
         (f"{pack / 'e.md'}:2: rule team.wrong: id: id does not start with the pack's prefix 'acme.' "
          f"(declared in {pack / 'pack.yaml'})"),
         f"{pack / 'e.md'}:10: rule team.wrong: probes[0]: unknown probe 'nope'",
-        f"{pack / 'e.md'}:2: rule team.wrong: fixture repro/e.py is not a file of the pack",
+        f"{pack / 'e.md'}:11: rule team.wrong: fixture repro/e.py is not a file of the pack",
     ]
     for line in expected:
         assert line in out, f"missing {line!r} in:\n{out}"
     assert out.count("section '## ") == 1, out
     assert "explainer rules check: 2 rules, 9 problems" in out
+
+
+def _readme_rule() -> str:
+    """The team rule the README shows (ci/rules/loader/stall.md), as a user copies it."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    return readme.split("```markdown\n", 1)[1].split("```\n", 1)[0]
+
+
+def test_check_points_at_each_fields_own_line_and_test_counts_the_problems_check_reports(tmp_path, capsys):
+    text = _readme_rule()
+    lines = text.splitlines()
+    source_line = 1 + next(i for i, line in enumerate(lines) if line.strip().startswith("source: repro/"))
+    fixture_line = 1 + next(i for i, line in enumerate(lines) if line.startswith("fixture: repro/"))
+    pack = write_pack(tmp_path / "ci" / "rules", "acme", {"loader/stall.md": text})
+    rule_file = pack / "loader" / "stall.md"
+    status, checked = rules_cli(capsys, "check", pack)
+    assert status == 1
+    assert (f"{rule_file}:{source_line}: rule acme.loader.stall: example 1: source repro/loader_stall.py is not a "
+            "file of the pack") in checked
+    assert f"{rule_file}:{fixture_line}: rule acme.loader.stall: fixture repro/loader_stall.py is not a file" in checked
+    count = int(checked.rsplit("explainer rules check: 0 rules, ", 1)[1].split(" problems")[0])
+    assert count > 5  # load problems (the README's probe is not in this pack), sources and runbook sections
+    status, tested = rules_cli(capsys, "test", pack)
+    assert status == 1
+    assert (f"explainer rules test: {count} problems that 'explainer rules check' reports; 1 rule file did not load, "
+            "so its rule was not tested") in tested
+    assert f"explainer rules test: 0 rules, {count} problems" in tested
+    # a rule that loads, with only its sources missing: tested, and the same count as check's
+    (pack / "probes.py").write_text(textwrap.dedent('''
+        from explainer.probes import Evidence, probe
+
+        @probe("acme_loader_state", provides=("loader_name", "dead_workers", "healthy_workers"))
+        def acme_loader_state(ctx):
+            return None
+    '''))
+    (pack / "pack.yaml").write_text("prefix: acme\nprobes: probes.py\n")
+    rule_file.write_text(text.replace("...the same four sections as a built-in runbook page.\n", RUNBOOK))
+    assert rules_cli(capsys, "check", pack)[1].endswith("explainer rules check: 1 rule, 2 problems\n")
+    status, tested = rules_cli(capsys, "test", pack)
+    assert "explainer rules test: 2 problems that 'explainer rules check' reports\n" in tested
+    assert "did not load" not in tested and "explainer rules test: 1 rule, 2 problems" in tested
+
+
+def test_a_team_probe_that_raises_is_named_as_the_teams_not_as_an_internal_error(tmp_path, monkeypatch):
+    import io
+
+    from explainer.hook.install import report
+
+    pack = write_pack(tmp_path / "team", "acme", {"stall.md": rule_md(
+        "acme.stall", r"StallError: worker (?P<worker>\d+)", "StallError: worker 3",
+        extra="probes: [acme_loader_state]\n")}, probes='''
+        from explainer.probes import probe
+
+        @probe("acme_loader_state", provides=("dead",))
+        def acme_loader_state(ctx):
+            workers = []
+            return len(workers) / len(workers)
+    ''')
+    monkeypatch.setenv("EXPLAINER_RULES", str(pack))
+    script = tmp_path / "train.py"
+    script.write_text("class StallError(RuntimeError):\n    pass\n\n\nraise StallError('worker 3 stalled')\n")
+    exc = raise_fixture(str(script))
+    stream = io.StringIO()
+    report(exc, exc.__traceback__, stream)
+    out = stream.getvalue()
+    assert "torch-explainer [acme.stall]" in out and "internal error" not in out
+    assert (f"torch-explainer: the team probe 'acme_loader_state' ({pack / 'probes.py'}:7) raised ZeroDivisionError: "
+            "division by zero; the diagnosis above is partial (fix the probe in its pack)\n") in out
+
+
+def test_rules_show_finds_a_team_rule_of_another_project_with_project(tmp_path, monkeypatch, capsys):
+    project = project_with_pack(tmp_path / "proj", "acme", "acme.stall", "StallError: worker 3 stalled")
+    monkeypatch.setattr("explainer._config._script_folder", None)
+    assert main(["rules", "show", "acme.stall"]) == 2  # from a folder of no project
+    assert "no rule 'acme.stall'" in capsys.readouterr().err
+    reset_default_rulebase()
+    assert main(["rules", "show", "acme.stall", "--project", str(project)]) == 0
+    assert capsys.readouterr().out.startswith("acme.stall  [other, pack acme, priority 0]  Team rule acme.stall\n")
+    monkeypatch.setattr("explainer._config._script_folder", None)
 
 
 def test_a_closed_stdout_ends_every_subcommand_quietly(tmp_path):

@@ -92,7 +92,7 @@ def test_a_transient_inf_mask_is_not_blamed_and_inline_code_is():
     scale = torch.ones(2, 5, 1)
     scale[1] = 0.0
     facts = locate(model, (x,), {"scale": scale})["facts"]
-    assert facts["module"] == "(root)" and facts["op"] == "log" and facts["source"] == "module"
+    assert facts["module"] == "model" and facts["whole_model"] and facts["op"] == "log" and facts["source"] == "module"
     assert facts["input_finite"] is True and facts["first_output_module"] == "proj"
     assert not any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
 

@@ -112,18 +112,28 @@ def _wrapped(text: str) -> str:
     return text if text.replace(".", "").replace("_", "").isalnum() else f"({text})"
 
 
+def _square_images(shape: list[int], spatial: int, in_channels: Any) -> list[int] | None:
+    """(N, C*side*side) flattened square images for a 2-D convolution: [N, C, side, side], else None."""
+    if len(shape) != 2 or spatial != 2 or not isinstance(in_channels, int) or in_channels < 1:
+        return None
+    if shape[1] % in_channels:
+        return None
+    side = math.isqrt(shape[1] // in_channels)
+    return [shape[0], in_channels, side, side] if side > 1 and side * side * in_channels == shape[1] else None
+
+
 def _conv_rank_fix(facts: dict[str, Any], name: str, shape: list[int], spatial: int, in_channels: Any) -> None:
     rank, batched = len(shape), spatial + 2
     if rank < batched - 1:
-        if in_channels == 1:
+        square = _square_images(shape, spatial, in_channels)
+        if square is not None:
+            # (8, 784) into a Conv2d(1, ...): a batch of flattened 28x28 images, not one 8x784 image
+            facts["rank_fix"] = f"{name}.view({', '.join(map(str, square))})"
+            facts["rank_fix_shape"] = format_shape(square)
+        elif in_channels == 1:
             missing = batched - rank
             facts["rank_fix"] = name + ".unsqueeze(0)" * missing
             facts["rank_fix_shape"] = format_shape([1] * missing + shape)
-        elif rank == 2 and spatial == 2 and isinstance(in_channels, int) and shape[1] % in_channels == 0:
-            side = math.isqrt(shape[1] // in_channels)
-            if side * side * in_channels == shape[1]:
-                facts["rank_fix"] = f"{name}.view({shape[0]}, {in_channels}, {side}, {side})"
-                facts["rank_fix_shape"] = format_shape([shape[0], in_channels, side, side])
     elif rank > batched:
         ones = [i for i, d in enumerate(shape) if d == 1]
         if ones and rank - 1 == batched:

@@ -15,7 +15,7 @@ from explainer.probes.readers.operands import (FUNCTIONAL_FILE, failing_module, 
 @probe("loss_operands", provides=(
     "loss", "input_name", "input_shape", "target_name", "target_shape", "input_batch", "target_batch",
     "batch_ratio", "num_classes", "squeeze_fix", "view_as_fix", "target_squeeze_fix", "argmax_fix", "permute_fix",
-    "permute_shape", "flatten_fix"))
+    "permute_shape", "flatten_fix", "onehot_squeeze"))
 def loss_operands(ctx: ProbeContext) -> Evidence | None:
     """The loss (module or function) and its input and target, named as the failing line names them."""
     record, module = failing_module(ctx, "_Loss")
@@ -54,11 +54,22 @@ def loss_operands(ctx: ProbeContext) -> Evidence | None:
         facts["target_squeeze_fix"] = f"{t_name}.squeeze(1)"
     if st == sp and len(st) == 2 and not tensor_facts(target)["dtype"].startswith("float"):
         facts["argmax_fix"] = f"{t_name}.argmax(1)"
+    facts.update(_onehot_fixes(t_name, sp, st))
     if len(sp) == len(st) + 1 and len(st) >= 2 and sp[:-1] == st:
         order = (0, len(sp) - 1, *range(1, len(sp) - 1))
         facts.update(permute_fix=f"{p_name}.permute{order}", permute_shape=format_shape([sp[i] for i in order]),
                      flatten_fix=f"{p_name}.reshape(-1, {sp[-1]}), {t_name}.reshape(-1)", num_classes=sp[-1])
     return Evidence(facts, culprits)
+
+
+def _onehot_fixes(t_name: str, sp: list[int], st: list[int]) -> dict[str, str]:
+    """(N, C) scores and a one-hot target of shape (N, C) with singleton dimensions added ((N, 1, C)): class indices
+    with the singletons squeezed, or the (N, C) probabilities themselves (never a view(-1) into N*C targets)."""
+    singletons = [dim for dim, size in enumerate(st) if size == 1]
+    if len(sp) != 2 or st == sp or not singletons or [size for size in st if size != 1] != sp or st[-1] != sp[1]:
+        return {}
+    squeezed = f"{t_name}.squeeze({singletons[0]})" if len(singletons) == 1 else f"{t_name}.reshape({sp[0]}, {sp[1]})"
+    return {"argmax_fix": f"{squeezed}.argmax(dim=-1)", "onehot_squeeze": squeezed}
 
 
 def _size_list(text: Any) -> list[int] | None:

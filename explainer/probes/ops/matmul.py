@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any
 
@@ -9,7 +10,8 @@ from explainer._inspect import (MISSING, describe_module, describe_tensor, faili
                                 innermost_user_frame, is_tensor, module_repr, name_module, safe_getattr)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.derived import tensor_arguments
-from explainer.probes.readers.operands import call_operands, failing_module, shape_of, user_expression
+from explainer.probes.readers.operands import (call_operands, failing_module, inline_constructor, shape_of,
+                                               user_expression, with_first_argument)
 from explainer.probes.readers.producer import add_producer
 
 
@@ -40,7 +42,7 @@ def _input_operand(ctx: ProbeContext, module, torch_record):
                                      "input_shape", "got_features", "call", "left_name", "right_name",
                                      "left_shape", "right_shape", "producer", "producer_name", "producer_desc",
                                      "layer_desc", "flatten_spatial", "fit_pool", "fit_pool_size",
-                                     "missing_flatten"))
+                                     "missing_flatten", "inline_line", "inline_fix"))
 def linear_operands(ctx: ProbeContext) -> Evidence | None:
     """The nn.Linear (or F.linear / matmul operands) behind a matrix-multiply shape error."""
     torch_record, module = failing_module(ctx, "Linear")
@@ -49,8 +51,15 @@ def linear_operands(ctx: ProbeContext) -> Evidence | None:
     in_features = safe_getattr(module, "in_features")
     out_features = safe_getattr(module, "out_features")
     input_name, value, expr, callee = _input_operand(ctx, module, torch_record)
-    module_name = name_module(module, ctx.records) or callee or type(module).__name__
-    facts = {"module": module_name, "module_repr": module_repr(module)}
+    module_name = name_module(module, ctx.records) or callee
+    user = innermost_user_frame(ctx.records)
+    inline = inline_constructor(user, module) if module_name is None else None
+    facts: dict[str, Any] = {}
+    if inline is not None:
+        module_name = ast.get_source_segment(user.code.strip().rstrip(":"), inline)
+        facts["inline_line"] = user.lineno
+    module_name = module_name or type(module).__name__
+    facts.update(module=module_name, module_repr=module_repr(module))
     if isinstance(in_features, int):
         facts["in_features"] = in_features
         facts["layer_desc"] = f"Linear, in_features={in_features}"
@@ -63,6 +72,9 @@ def linear_operands(ctx: ProbeContext) -> Evidence | None:
         facts["got_features"] = shape[-1] if shape else 0
         facts["input_name"] = input_name or "the input"
         culprits.append(describe_tensor(input_name or "input", value))
+        fixed = with_first_argument(user.code, inline, facts["got_features"], "in_features") if inline else None
+        if fixed is not None:
+            facts["inline_fix"] = fixed
         if facts["got_features"] != in_features:
             add_producer(ctx, torch_record, module, "features", facts["got_features"], facts, culprits,
                          in_features)

@@ -214,3 +214,36 @@ def submodule(root: Any, path: str) -> Any:
         if current is None:
             return None
     return current
+
+
+def inline_constructor(record: FrameRecord | None, module: Any) -> ast.Call | None:
+    """The constructor call that built module on the failing line and called it at once, as in
+    `torch.nn.Linear(cfg["in"], cfg["out"])(x)`: no name reaches such a module, only this expression."""
+    code = record.code if record is not None else ""
+    try:
+        tree = ast.parse(code.strip().rstrip(":"), mode="exec")
+    except SyntaxError:
+        return None
+    wanted = type(module).__name__
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Call):
+            callee = node.func.func
+            if (callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)) == wanted:
+                return node.func
+    return None
+
+
+def with_first_argument(code: str, call: ast.Call, value: Any, keyword: str) -> str | None:
+    """The source of call (parsed from code, one line) with its first argument (or `keyword=`) set to value;
+    None where the call passes neither (`**cfg`)."""
+    text = code.strip().rstrip(":")
+    parts = [ast.get_source_segment(text, arg) or "" for arg in call.args]
+    parts += [ast.get_source_segment(text, kw) or "" for kw in call.keywords]
+    named = next((i for i, kw in enumerate(call.keywords) if kw.arg == keyword), None)
+    if call.args:
+        parts[0] = str(value)
+    elif named is not None:
+        parts[named] = f"{keyword}={value}"
+    else:
+        return None
+    return f"{ast.get_source_segment(text, call.func)}({', '.join(parts)})"

@@ -13,8 +13,9 @@ import re
 import sys
 from typing import Any
 
-from explainer._inspect import (MISSING, FrameRecord, describe_module, describe_tensor, format_shape,
+from explainer._inspect import (MISSING, FrameRecord, child_modules, describe_module, describe_tensor, format_shape,
                                 innermost_user_frame, is_module, is_tensor, module_repr, resolve, user_frames)
+from explainer._pycode import module_expression
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.reach import MAX_ITEMS, Budget, walk_reachable
 
@@ -377,7 +378,8 @@ def _saved_tensors_freed(node: Any) -> bool:
 
 # --- a loss without a graph ---------------------------------------------------------------------
 
-@probe("graph_missing", provides=("why", "frozen_count", "param_count", "model_name", "detach_code"))
+@probe("graph_missing", provides=("why", "frozen_count", "param_count", "model_name", "detach_code",
+                                    "last_layer", "freeze_code"))
 def graph_missing(ctx: ProbeContext) -> Evidence | None:
     """Why the tensor handed to backward has no grad_fn: frozen parameters, a detach/.item()/NumPy
     round trip in the source, or a torch.no_grad() block."""
@@ -401,10 +403,18 @@ def graph_missing(ctx: ProbeContext) -> Evidence | None:
     if best is not None:
         name, frozen, total, module = best
         facts.update(model_name=name, frozen_count=frozen, param_count=total)
+        layers = list(child_modules(module))
+        if layers:  # how the user's code reaches the last layer: `clf.head`, `model[2]`
+            facts["last_layer"] = module_expression(f"{name}.{layers[-1]}")
         culprits.append(describe_module(name, module, frozen_parameters=frozen, parameters=total))
     spans = _source_spans(ctx.records)
     hits = _scan(spans, re.compile(r"\.detach\(\)|\.item\(\)|\.numpy\(\)|torch\.(?:tensor|from_numpy|as_tensor)\("
                                    r"|no_grad\(\)|inference_mode\(|requires_grad\s*=\s*False|requires_grad_\(False\)"))
+    if best is not None and best[1] == best[2]:  # the lines that froze the model are its cause, not a cut
+        freezes = [hit for hit in hits if "requires_grad" in hit[2]]
+        hits = [hit for hit in hits if hit not in freezes]
+        if freezes:
+            facts["freeze_code"] = _hint_text(freezes)
     if hits:
         facts["detach_code"] = _hint_text(hits)
     if best is not None and best[1] == best[2]:

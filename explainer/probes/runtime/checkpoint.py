@@ -293,9 +293,12 @@ def state_dict_sizes(ctx: ProbeContext) -> Evidence | None:
     return Evidence(facts, culprits)
 
 
+# torch 0.4's "copying a param of A from checkpoint, where the shape is B in current model" printed the model's shape
+# as A and the checkpoint's as B (the reverse of its words), so its groups are named the other way round
 _SIZE_MISMATCH_ANY_RE = (
-    r"size mismatch for (?P<key>[\w.]+): copying a param (?:with shape|of) torch\.Size\(\[(?P<ckpt>[\d, ]*)\]\) "
-    r"from checkpoint, (?:the shape in current model is|where the shape is) torch\.Size\(\[(?P<model>[\d, ]*)\]\)")
+    r"size mismatch for (?P<key>[\w.]+): copying a param (?:with shape torch\.Size\(\[(?P<ckpt>[\d, ]*)\]\) "
+    r"from checkpoint, the shape in current model is torch\.Size\(\[(?P<model>[\d, ]*)\]\)|of torch\.Size\(\[(?P<model04>"
+    r"[\d, ]*)\]\) from checkpoint, where the shape is torch\.Size\(\[(?P<ckpt04>[\d, ]*)\]\))")
 
 
 def _unwrapped(listing: str) -> str:
@@ -310,7 +313,8 @@ def state_dict_text(ctx: ProbeContext) -> Evidence | None:
     if "key" not in ctx.facts:
         return None
     found = [(ctx.facts["key"], ctx.facts.get("checkpoint_shape", ""), ctx.facts.get("model_shape", ""))]
-    found += [(m.group("key"), m.group("ckpt"), m.group("model"))
+    found += [(m.group("key"), m.group("ckpt") if m.group("ckpt") is not None else m.group("ckpt04"),
+               m.group("model") if m.group("model") is not None else m.group("model04"))
               for m in re.finditer(_SIZE_MISMATCH_ANY_RE, _unwrapped(str(ctx.facts.get("_rest", ""))))]
     lines = [f"{key}: checkpoint torch.Size([{ckpt}]) vs model torch.Size([{model}])" for key, ckpt, model in found]
     return Evidence({"mismatch_count": len(found), "mismatches": "; ".join(lines[:10])
@@ -349,7 +353,12 @@ def _human_size(size: int) -> str:
     return f"{size} bytes"
 
 
-@probe("checkpoint_file", provides=("checkpoint_path", "checkpoint_size", "checkpoint_head", "path_name"))
+# How every torch.save file starts: a zip archive (torch >= 1.6, TorchScript too) or a pickle's PROTO opcode (legacy).
+CHECKPOINT_MAGIC = (b"PK", b"\x80")
+
+
+@probe("checkpoint_file", provides=("checkpoint_path", "checkpoint_size", "checkpoint_head", "path_name",
+                                    "not_checkpoint"))
 def checkpoint_file(ctx: ProbeContext) -> Evidence | None:
     """The file torch.load was reading (from its own frame), its size and first bytes.
 
@@ -374,6 +383,8 @@ def checkpoint_file(ctx: ProbeContext) -> Evidence | None:
             return Evidence({"path_name": name} if name else {},
                             [{"name": name or path, "kind": "file", "path": path, "repr": f"file {path}"}])
         facts = {"checkpoint_path": path, "checkpoint_size": _human_size(size), "checkpoint_head": repr(head)}
+        if head and not head.startswith(CHECKPOINT_MAGIC):
+            facts["not_checkpoint"] = True  # neither a zip archive nor a pickle: no torch.load option reads it
         if name is not None:
             facts["path_name"] = name
         culprits = [{"name": name or path, "kind": "file", "size": size, "path": path,

@@ -144,10 +144,29 @@ def batchnorm_module(ctx: ProbeContext) -> Evidence | None:
 LOSS_FUNCTIONS = {"cross_entropy", "nll_loss", "forward"}
 
 
-@probe("class_target", provides=("num_classes", "input_name", "target_name", "input_shape", "target_shape"))
+def _target_range(target: Any, classes: int, ignore_index: Any) -> dict[str, int] | None:
+    """Smallest and largest class index and how many fall outside 0..classes-1 (ignore_index not counted): reductions
+    of a plain CPU integer tensor of bounded size, never its values."""
+    torch = sys.modules.get("torch")
+    if torch is None or type(target) is not torch.Tensor or target.device.type != "cpu":
+        return None
+    if target.is_floating_point() or target.is_complex() or target.dtype == torch.bool:
+        return None
+    if not 0 < target.numel() <= MAX_SCAN_NUMEL:
+        return None
+    with torch._C.DisableTorchFunction(), torch.no_grad():
+        kept = target[target != ignore_index] if isinstance(ignore_index, int) else target.reshape(-1)
+        if kept.numel() == 0:
+            return None
+        outside = int(((kept < 0) | (kept >= classes)).sum())
+        return {"target_min": int(kept.min()), "target_max": int(kept.max()), "out_of_range": outside}
+
+
+@probe("class_target", provides=("num_classes", "input_name", "target_name", "input_shape", "target_shape",
+                                 "target_min", "target_max", "out_of_range"))
 def class_target(ctx: ProbeContext) -> Evidence | None:
-    """The class dimension of the loss input and the names of the logits and targets."""
-    value = target = MISSING
+    """The class dimension of the loss input, the names of the logits and targets, and the targets' range."""
+    value = target = ignore_index = MISSING
     for record in reversed(ctx.records):
         if record.is_user or record.name not in LOSS_FUNCTIONS:
             continue
@@ -155,6 +174,7 @@ def class_target(ctx: ProbeContext) -> Evidence | None:
         candidate, labels = dict.get(local_vars, "input", MISSING), dict.get(local_vars, "target", MISSING)
         if is_tensor(candidate) and is_tensor(labels):
             value, target = candidate, labels
+            ignore_index = dict.get(local_vars, "ignore_index", MISSING)
             break
     if value is MISSING:
         return None
@@ -166,6 +186,7 @@ def class_target(ctx: ProbeContext) -> Evidence | None:
     tensors = [op for op in expr.operands if is_tensor(op.value)] if expr is not None else []
     facts["input_name"] = next((op.text for op in tensors if op.value is value), "the input")
     facts["target_name"] = next((op.text for op in tensors if op.value is target), "the target")
+    facts.update(_target_range(target, shape[class_dim], ignore_index) or {})
     culprits = [describe_tensor(facts["input_name"], value), describe_tensor(facts["target_name"], target)]
     return Evidence(facts, culprits)
 

@@ -15,7 +15,9 @@ from typing import Any
 from explainer._inspect import (MISSING, FrameRecord, child_modules, describe_tensor, failing_expression,
                                 innermost_user_frame, instance_dict, is_module, is_tensor, module_frames, module_roots, name_module,
                                 resolve, resolve_text, user_frames)
+from explainer._pycode import module_expression
 from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.construction import meta_construction
 from explainer.probes.readers.producer import assignment_of
 
 MAX_TENSORS = 400  # per module walk: enough for any layer, bounded for a large model
@@ -299,7 +301,8 @@ def explain_odd(item: Holding, ref_device: str, touched: list[Holding], ctx: Pro
     if item.kind in ("parameter", "buffer"):
         owner = item.owner or item.name.rsplit(".", 1)[0]
         return (f"{owner} was not moved with the rest of the model",
-                f"Move `{owner}` with the model: call `model.to(device)` after building or replacing `{owner}` "
+                f"Move `{module_expression(owner)}` with the model: call `model.to(device)` after building or "
+                f"replacing `{module_expression(owner)}` "
                 f"(it is on {_device(item.tensor)}, the rest on {ref_device}).")
     name, record = local_name(item.tensor, ctx.records)
     in_forward = record is not None and isinstance(record.locals, dict) and is_module(record.locals.get("self"))
@@ -334,6 +337,25 @@ def explain_odd(item: Holding, ref_device: str, touched: list[Holding], ctx: Pro
             f"Move `{item.name}` to {ref_device} with `.to({ref_device!r})` before this operation.")
 
 
+def never_materialized(item: Holding, ref_device: str, registered: list[Holding],
+                       ctx: ProbeContext) -> tuple[str, str] | None:
+    """(reason, fix) when the model is on meta because the source built it there and never called to_empty():
+    moving the data to meta would give shapes without values, so the model must be materialized instead."""
+    on_meta = next((h for h in registered if _device(h.tensor) == "meta"), None)
+    if ref_device != "meta" or on_meta is None or _device(item.tensor) == "meta":
+        return None
+    root = on_meta.name.split(".", 1)[0]
+    built = meta_construction(ctx.records, root) if root != "self" else None
+    if built is None:
+        return None
+    target = _device(item.tensor)
+    return (f"{root} was built on the meta device (line {built[0]}: `{built[1]}`) and never materialized: its "
+            f"parameters have shapes but no values, so moving {item.name} to meta would not help",
+            f"Materialize `{root}` on {target} and load its weights: `{root}.to_empty(device=\"{target}\")`, then "
+            f"`{root}.load_state_dict(state_dict)`; or load them straight into the meta model with "
+            f"`{root}.load_state_dict(state_dict, assign=True)`.")
+
+
 @probe("device_operands", provides=("odd_name", "odd_device", "odd_reason", "ref_name", "ref_device",
                                      "move_fix", "devices", "tensor_count"))
 def device_operands(ctx: ProbeContext) -> Evidence | None:
@@ -358,7 +380,7 @@ def device_operands(ctx: ProbeContext) -> Evidence | None:
     rank = {"attribute": 0, "parameter": 1, "buffer": 1, "local": 2, "operand": 2}
     odd.sort(key=lambda h: (0 if h.container else rank.get(h.kind, 3)))
     first = odd[0]
-    reason, fix = explain_odd(first, ref, touched, ctx)
+    reason, fix = never_materialized(first, ref, registered, ctx) or explain_odd(first, ref, touched, ctx)
     reference = next((h for h in right if h.kind == "parameter"), None) or next(
         (h for h in registered if h.kind == "parameter" and h.container is None and _device(h.tensor) == ref),
         right[0] if right else None)
