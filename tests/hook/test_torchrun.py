@@ -149,12 +149,12 @@ def test_explain_names_rank1_as_root_cause_and_rank0_as_consequence(runs):
     expected = {"rank": 1, "rule": "shape.matmul", "input_line": shape["facts"]["input_line"]}
     assert gloo["facts"]["consequence_of"] == expected
     assert found["distributed.child_failed"]["facts"]["consequence_of"] == expected
-    # the summary's fields read, not its columns pasted ("rank      : 1 (local_rank: 1)", the review of 2026-12-07);
+    # the summary's fields read, and its entry quoted as torchrun printed it (the review of 2026-12-07);
     # the error file was set and held the traceback: no advice to get one with @record
     summary = found["distributed.child_failed"]
     assert f"rank 1 on host {runs['rank1-shape'].host()} failed first" in summary["summary"], summary
-    assert "with exit code 1: a Python exception" in summary["summary"] and "exitcode  :" not in summary["summary"]
-    assert "(its entry, as torchrun printed it: `rank : 1 (local_rank: 1)`, `exitcode : 1 (pid: " in summary["summary"]
+    assert "with exit code 1: a Python exception" in summary["summary"]
+    assert "(its entry, as torchrun printed it: `rank      : 1 (local_rank: 1)`, `exitcode  : 1 (pid: " in summary["summary"]
     assert "error.json), and the summary's traceback field shows the traceback it holds" in summary["summary"]
     assert not any("@record" in fix or "errors.record" in fix for fix in summary["fixes"]), summary["fixes"]
 
