@@ -118,10 +118,10 @@ def probe_failure(name: str, error: BaseException) -> str:
         if frame.tb_frame.f_code.co_filename == code.co_filename:
             line = frame.tb_lineno
         frame = frame.tb_next
-    return TeamProbeFailure(f"the team probe {name!r} ({_shown_file(code.co_filename)}:{line}) raised {what}")
+    return TeamProbeFailure(f"the team probe {name!r} ({shown_file(code.co_filename)}:{line}) raised {what}")
 
 
-def _shown_file(path: str) -> str:
+def shown_file(path: str) -> str:
     """path relative to the working directory when it is below it (as `explainer rules check` shows files)."""
     import os
 

@@ -19,9 +19,10 @@ from typing import Any
 from explainer._inspect import (MISSING, FrameRecord, class_mro, class_table, class_text, format_shape, instance_dict,
                                 is_tensor, is_user_file, resolve, tensor_facts)
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.environment.none_values import library_and_caller, parse_code, parsed_source
+from explainer.probes.environment.none_values import library_and_caller, parse_code
 from explainer.probes.environment.releases import close_names
 from explainer.probes.readers.installed import distributions_providing
+from explainer.probes.readers.producer import parsed_file
 
 MAX_NAMES = 2_000  # names read from one class or instance table for close matches
 MAX_MRO = 30
@@ -120,7 +121,7 @@ def setter_facts(cls: type, attr: str) -> dict[str, Any]:
         if filename is None or not is_user_file(filename):
             continue
         qualname = class_text(klass, "__qualname__") or ""
-        tree = parsed_source(filename)
+        tree = parsed_file(filename)
         node = _class_node(tree, qualname) if tree is not None and "<locals>" not in qualname else None
         if node is None:
             continue

@@ -16,7 +16,8 @@ from typing import Any
 from explainer._inspect import FrameRecord
 from explainer._lazyre import cached_compile
 from explainer.probes import Evidence, ProbeContext, probe
-from explainer.probes.environment.none_values import IMPORT_ERRORS, library_and_caller, parsed_source
+from explainer.probes.environment.none_values import IMPORT_ERRORS, library_and_caller
+from explainer.probes.readers.producer import parsed_file
 
 MAX_PLACES = 4
 NOTEBOOK_RE = cached_compile(r"^<ipython-input-\d+-|[/\\]ipykernel_\d+[/\\]\d+\.py$|^<cell line|^/tmp/ipykernel_")
@@ -113,7 +114,7 @@ def name_facts(record: FrameRecord, name: str, unbound: bool) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     if NOTEBOOK_RE.search(record.filename):
         facts["name_notebook"] = True
-    tree = parsed_source(record.filename)
+    tree = parsed_file(record.filename)
     if tree is None:
         return facts
     found = bindings(tree, name)

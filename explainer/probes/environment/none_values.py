@@ -21,9 +21,8 @@ from typing import Any
 from explainer._inspect import FrameRecord, innermost_user_frame, is_user_file, resolve, safe_getattr
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.installed import distributions_providing
-from explainer.probes.readers.producer import assignment_of
+from explainer.probes.readers.producer import assignment_of, parsed_file
 
-MAX_SOURCE_LINES = 20_000  # a larger file is not parsed at crash time
 MAX_CODE_CHARS = 2_000
 MAX_PATH_CHARS = 300
 # builtins whose argument is iterated: `list(x)`, `zip(a, b)`, `for i, v in enumerate(x)`
@@ -166,19 +165,10 @@ def _plain_function(value: Any) -> types.FunctionType | None:
     return value if type(value) is types.FunctionType else None
 
 
-def parsed_source(filename: str) -> ast.AST | None:
-    """The module's syntax tree from its source text (linecache), or None for a file too long or not Python."""
-    lines = linecache.getlines(filename)
-    if not 0 < len(lines) <= MAX_SOURCE_LINES:
-        return None
-    try:
-        return ast.parse("".join(lines))
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
 
 
 def _def_node(filename: str, first_line: int) -> ast.AST | None:
-    tree = parsed_source(filename)
+    tree = parsed_file(filename)
     if tree is None:
         return None
     for node in ast.walk(tree):
@@ -280,11 +270,7 @@ def _module_function_facts(func: ast.AST, namespace: dict[str, Any]) -> dict[str
     filename = _module_file(module) if issubclass(type(module), types.ModuleType) else None
     if filename is None or is_user_file(filename):
         return {}
-    lines = linecache.getlines(filename)
-    try:
-        tree = ast.parse("".join(lines)) if 0 < len(lines) <= MAX_SOURCE_LINES else None
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        tree = None
+    tree = parsed_file(filename)
     node = next((n for n in getattr(tree, "body", []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                  and n.name == func.attr), None)
     name = safe_getattr(module, "__name__")
@@ -356,7 +342,7 @@ def _release(top: str) -> str | None:
 def optional_import(filename: str, name: str) -> str | None:
     """The module whose import failed where a library's source sets `name = None` in an `except ImportError`
     (`try: import torch_cluster` / `except ImportError: torch_cluster = None`): its top-level name."""
-    tree = parsed_source(filename)
+    tree = parsed_file(filename)
     if tree is None:
         return None
     for node in ast.walk(tree):

@@ -17,7 +17,7 @@ import types
 from typing import Any
 
 from explainer._inspect import MISSING, FrameRecord, instance_dict, is_user_file, safe_getattr, user_frames
-from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes import Evidence, ProbeContext, probe, shown_file
 from explainer.probes.readers.installed import INSTALLED_DIRS, distributions_providing, installed_package
 
 MAX_NAMES = 5_000  # a module's __dict__ keys read for close matches
@@ -219,21 +219,12 @@ def release_module(ctx: ProbeContext) -> Evidence | None:
     return Evidence(facts) if facts else None
 
 
-def _shown_path(file: str) -> str:
-    """file relative to the current folder where it is below it, else as it is."""
-    try:
-        relative = os.path.relpath(file)
-    except ValueError:  # another drive (Windows)
-        return file
-    return file if relative.startswith("..") else relative
-
-
 @probe("release_circular", provides=("circular_files",))
 def release_circular(ctx: ProbeContext) -> Evidence | None:
     """The user's module files of the import chain that ran into a module still initialising, outermost first."""
     if "partial" not in ctx.facts:
         return None
-    chain = [f"{_shown_path(r.filename)}:{r.lineno}" for r in ctx.records if r.name == "<module>" and is_user_file(r.filename)]
+    chain = [f"{shown_file(r.filename)}:{r.lineno}" for r in ctx.records if r.name == "<module>" and is_user_file(r.filename)]
     if len(chain) < 2:
         return None
     return Evidence({"circular_files": " -> ".join(dict.fromkeys(chain))})

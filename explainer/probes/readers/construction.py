@@ -11,21 +11,18 @@ from typing import Any
 
 from explainer._inspect import FrameRecord, user_frames
 
-MAX_SOURCE_LINES = 20_000  # a larger file is not parsed at crash time
+from .producer import parsed_file
+
 _META_RE = re.compile(r"""device\s*\(\s*["']meta["']|device\s*=\s*["']meta["']|init_empty_weights\s*\(""")
 
 
 def meta_construction(records: list[FrameRecord], name: str) -> tuple[int, str] | None:
     """(line, code) of the statement that built `name` on the meta device, in a user frame's file, or None."""
     for filename in dict.fromkeys(record.filename for record in user_frames(records)):
-        lines = linecache.getlines(filename)
-        if not lines or len(lines) > MAX_SOURCE_LINES:
+        tree = parsed_file(filename)
+        if tree is None:
             continue
-        try:
-            tree = ast.parse("".join(lines))
-        except (SyntaxError, ValueError):
-            continue
-        found = _built_on_meta(tree, name, lines, inside_meta=False)
+        found = _built_on_meta(tree, name, linecache.getlines(filename), inside_meta=False)
         if found is not None:
             return found
     return None

@@ -105,10 +105,15 @@ def _parsed(filename: str, size: int) -> ast.Module | None:
         return None
 
 
+def parsed_file(filename: str) -> ast.Module | None:
+    """The file's syntax tree from its source text (linecache), parsed once; None for a file too long or not Python."""
+    lines = linecache.getlines(filename)
+    return _parsed(filename, len(lines)) if 0 < len(lines) <= MAX_SOURCE_LINES else None
+
+
 def _function_node(record: FrameRecord) -> ast.AST | None:
     """The def (or module) whose code the frame runs, from the file's source."""
-    lines = linecache.getlines(record.filename)
-    tree = _parsed(record.filename, len(lines)) if 0 < len(lines) <= MAX_SOURCE_LINES else None
+    tree = parsed_file(record.filename)
     if tree is None or record.frame is None:
         return None
     first = record.frame.f_code.co_firstlineno
