@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from explainer._pycode import module_expression
+from explainer._pycode import assignable_expression, module_expression
 
 Expr = Callable[[dict], Any]
 
@@ -180,7 +180,8 @@ def write(body: list, facts: dict, out: list[str]) -> None:
             out.append(str(node(facts)))
 
 
-# jinja2's filters as jinja2 3.1 defines them (autoescape off), and our own `plural` and `pyexpr` (a module path as code).
+# jinja2's filters as jinja2 3.1 defines them (autoescape off), and our own `plural`, `pyexpr` (a module path as code) and
+# `pytarget` (the same as an assignment's target).
 
 def _soft_str(value: Any) -> str:
     return value if isinstance(value, str) else str(value)
@@ -237,7 +238,7 @@ def plural(count: Any, word: str) -> str:
 FILTERS: dict[str, Callable] = {
     "int": _int, "float": _float, "round": _round, "default": _default, "string": _soft_str,
     "replace": _replace, "join": _join, "first": _first, "length": len, "count": len, "plural": plural,
-    "pyexpr": module_expression,
+    "pyexpr": module_expression, "pytarget": assignable_expression,
     "lower": lambda value: _soft_str(value).lower(), "upper": lambda value: _soft_str(value).upper(),
     "trim": lambda value, chars=None: _soft_str(value).strip(chars),
     "format": lambda value, *args: _soft_str(value) % args,

@@ -15,7 +15,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from explainer._pycode import module_expression
+from explainer._pycode import assignable_expression, module_expression
 from explainer._lazyre import cached_compile
 
 from .template_values import plural as _plural
@@ -52,6 +52,7 @@ def _environment():
                                                 bytecode_cache=_compiled_cache(), cache_size=2048)
     environment.filters["plural"] = _plural
     environment.filters["pyexpr"] = module_expression
+    environment.filters["pytarget"] = assignable_expression
     return environment
 
 

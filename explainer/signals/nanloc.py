@@ -34,6 +34,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._pytree import tree_flatten
 
 from explainer._inspect import dtype_name, is_user_file, module_repr
+from explainer._pycode import module_expression
 
 from .curves import significant
 
@@ -147,6 +148,8 @@ def origin_facts(origin: dict[str, Any]) -> dict[str, Any]:
     facts = {"module": display_name(origin["frame"]), "module_type": origin["module_type"],
              "source": origin["source"], "op": origin["op"], "input_finite": origin["input_finite"],
              "input_dtype": origin["input_dtype"], "output_dtype": origin["dtype"], "output_kind": origin["kind"]}
+    # the module as the user's code reaches it from the model (`model.block[0]`), for the fixes' code
+    facts["module_code"] = module_expression(f"model.{origin['frame']}") if origin["frame"] else "model"
     if not origin["frame"]:
         facts["whole_model"] = True
     if origin.get("place"):

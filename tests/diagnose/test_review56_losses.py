@@ -36,6 +36,17 @@ def test_bce_target_assertion_is_explained_as_a_bce_target_never_as_multinomial(
     assert "target_val >= zero && target_val <= one" in bce.summary and "Loss.cu:95" in bce.summary
 
 
+def test_the_python_error_of_a_kernel_assertion_is_shown_under_the_rule_that_reads_the_assertion():
+    # one failure: "device-side assert triggered" and the kernel's line give one diagnosis, led by the closer reading
+    assert rules_of(ISNET_BCE_TARGET) == ["data.bce_target_range"]
+    import io
+
+    from explainer.cli.explain import explain_stream
+
+    [diagnosis] = explain_stream(io.StringIO(ISNET_BCE_TARGET))
+    assert any("device-side assert triggered" in part for part in map(str, diagnosis.facts["printed_with"]))
+
+
 def test_device_assert_reads_the_bce_target_check_as_such_and_multinomials_own_check_still_as_multinomial():
     from explainer.diagnose.explain import explain_text
     from explainer.rules.base import default_rulebase

@@ -12,7 +12,7 @@ from torch import nn
 
 import explainer
 from explainer._inspect import module_repr
-from explainer._pycode import module_expression
+from explainer._pycode import assignable_expression, module_expression
 
 from conftest import raised
 
@@ -113,6 +113,8 @@ def test_a_model_built_on_meta_is_materialized_not_joined_on_meta():
     assert any("assign=True" in fix for fix in d.fixes)
     assert not any('.to("meta")' in fix for fix in d.fixes), d.fixes
     assert "GPU" not in d.title and "CPU" not in d.title
+    # the generic "pick the device once" advice would move things; the model needs weights instead
+    assert not any("model.to(device)" in fix for fix in d.fixes), d.fixes
 
 
 def test_a_model_moved_to_meta_standing_in_for_a_gpu_still_gets_the_input_moved():
@@ -121,6 +123,7 @@ def test_a_model_moved_to_meta_standing_in_for_a_gpu_still_gets_the_input_moved(
     d = explain(lambda: moved_model(inputs))
     assert d.rule == "device.mismatch" and "never materialized" not in d.summary
     assert any('inputs.to("meta")' in fix for fix in d.fixes), d.fixes
+    assert any("model.to(device)" in fix for fix in d.fixes), d.fixes
 
 
 def test_empty_reprs_of_torch_containers_show_what_they_hold():
@@ -164,3 +167,23 @@ def test_a_view_that_already_infers_a_size_is_not_told_to_use_minus_one():
     d = explain(lambda: a.view(5, -1))
     assert d.rule == "shape.view_size"
     assert "per -1 slot" not in d.summary and "Replace one hard-coded size" not in " ".join(d.fixes)
+
+
+@pytest.mark.parametrize("path, expected", [("backbone.0", "backbone[0]"), ("self.fc", "self.fc")])
+def test_assignable_expression_is_module_expression_for_a_target(path, expected):
+    assert assignable_expression(path) == expected
+
+
+@pytest.mark.parametrize("path", ["nn.Conv2d(3, 16, kernel_size=3)", "the input"])
+def test_assignable_expression_refuses_what_cannot_be_assigned_to(path):
+    with pytest.raises(ValueError):
+        assignable_expression(path)
+
+
+def test_a_layer_built_inline_is_named_by_its_constructor_and_never_assigned_to():
+    gray = torch.randn(2, 1, 28, 28)
+    d = explain(lambda: nn.Conv2d(3, 16, kernel_size=3)(gray))
+    assert d.rule == "shape.conv_channels"
+    assert d.facts["module"] == "nn.Conv2d(3, 16, kernel_size=3)"
+    assert d.summary.startswith("nn.Conv2d(3, 16, kernel_size=3) = Conv2d(3, 16")
+    assert not any("kernel_size=3) = " in span for span in code_spans(d)), d.fixes

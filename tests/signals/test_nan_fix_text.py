@@ -66,3 +66,18 @@ def test_a_zero_by_zero_division_gets_the_division_guard_only():
     guard = next(fix for fix in d.fixes if fix.startswith("Guard"))
     assert "x / (d + 1e-8)" in guard and "torch.log" not in guard and "torch.exp" not in guard
     assert not any("learning rate" in fix for fix in d.fixes), d.fixes
+
+
+class _Amplifier(nn.Module):
+    def forward(self, x):
+        return x * 1e4  # beyond float16's 65504 for any |x| > 6.6
+
+
+def test_the_float32_fix_calls_the_module_as_the_model_reaches_it():
+    # the new user's review: the float16 advice called `1(x.float())` for the second layer of a Sequential
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), _Amplifier()).half()
+    d = _first_diagnosis(model, torch.randn(32, 8).half() * 10)
+    assert d.rule == "signal.nan_located" and d.facts["output_dtype"] == "float16"
+    assert d.facts["module_code"] == "model[1]"
+    assert any("out = model[1](x.float())" in fix for fix in d.fixes), d.fixes

@@ -8,8 +8,9 @@ from typing import Any
 
 from explainer._inspect import (MISSING, describe_module, describe_tensor, failing_expression, format_shape,
                                 innermost_user_frame, is_tensor, module_repr, name_module, safe_getattr)
-from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes import Evidence, ProbeContext, probe, shown_file
 from explainer.probes.readers.derived import tensor_arguments
+from explainer.probes.readers.layer_source import first_argument, layer_call, square_refit
 from explainer.probes.readers.operands import (call_operands, failing_module, inline_constructor, shape_of,
                                                user_expression, with_first_argument)
 from explainer.probes.readers.producer import add_producer
@@ -42,7 +43,8 @@ def _input_operand(ctx: ProbeContext, module, torch_record):
                                      "input_shape", "got_features", "call", "left_name", "right_name",
                                      "left_shape", "right_shape", "producer", "producer_name", "producer_desc",
                                      "layer_desc", "flatten_spatial", "fit_pool", "fit_pool_size",
-                                     "missing_flatten", "inline_line", "inline_fix"))
+                                     "missing_flatten", "inline_line", "inline_fix", "in_features_expr",
+                                     "in_features_at", "in_features_fit", "old_side", "new_side"))
 def linear_operands(ctx: ProbeContext) -> Evidence | None:
     """The nn.Linear (or F.linear / matmul operands) behind a matrix-multiply shape error."""
     torch_record, module = failing_module(ctx, "Linear")
@@ -76,11 +78,28 @@ def linear_operands(ctx: ProbeContext) -> Evidence | None:
         if fixed is not None:
             facts["inline_fix"] = fixed
         if facts["got_features"] != in_features:
+            if inline is None:
+                facts.update(_in_features_source(module, ctx.records, facts["got_features"]))
             add_producer(ctx, torch_record, module, "features", facts["got_features"], facts, culprits,
                          in_features)
     if expr is not None:
         facts["call"] = expr.text
     return Evidence(facts, culprits)
+
+
+def _in_features_source(module, records, got_features: int) -> dict[str, Any]:
+    """Where the user's __init__ computed the layer's in_features (`32 * 7 * 7`), and the same product for the
+    features that arrived, when it is a flattened square map."""
+    built = layer_call(module, records)
+    arg = first_argument(built.call, "in_features") if built is not None else None
+    if arg is None or isinstance(arg, ast.Constant):
+        return {}
+    facts: dict[str, Any] = {"in_features_expr": ast.unparse(arg),
+                             "in_features_at": f"{shown_file(built.filename)}:{arg.lineno}"}
+    refit = square_refit(arg, got_features)
+    if refit is not None:
+        facts.update(in_features_fit=refit[0], old_side=refit[1], new_side=refit[2])
+    return facts
 
 
 def _matmul_operands(ctx: ProbeContext) -> Evidence | None:

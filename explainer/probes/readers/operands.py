@@ -139,9 +139,16 @@ def call_operands(record: FrameRecord | None, expr) -> tuple[str, list[Operand]]
 
 
 def module_label(ctx: ProbeContext, module: Any, expr=None) -> str:
+    """How the user's code reaches module: its name, the callee of the failing call, or the constructor call
+    written inline on the failing line (`nn.Conv2d(1, 16, 3)(x)`); its type where none of these holds."""
     name = name_module(module, ctx.records)
     if name is None and expr is not None and expr.callee is not None and expr.callee.value is module:
         name = expr.callee.text
+    if name is None:
+        user = innermost_user_frame(ctx.records)
+        inline = inline_constructor(user, module)
+        if inline is not None:
+            name = ast.get_source_segment(user.code.strip().rstrip(":"), inline)
     return name or type(module).__name__
 
 

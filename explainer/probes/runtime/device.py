@@ -357,7 +357,7 @@ def never_materialized(item: Holding, ref_device: str, registered: list[Holding]
 
 
 @probe("device_operands", provides=("odd_name", "odd_device", "odd_reason", "ref_name", "ref_device",
-                                     "move_fix", "devices", "tensor_count"))
+                                     "move_fix", "devices", "tensor_count", "meta_built"))
 def device_operands(ctx: ProbeContext) -> Evidence | None:
     """Every tensor, parameter and buffer behind a device mismatch, and which one is on the odd device."""
     touched, registered, _ = gather(ctx)
@@ -380,7 +380,10 @@ def device_operands(ctx: ProbeContext) -> Evidence | None:
     rank = {"attribute": 0, "parameter": 1, "buffer": 1, "local": 2, "operand": 2}
     odd.sort(key=lambda h: (0 if h.container else rank.get(h.kind, 3)))
     first = odd[0]
-    reason, fix = never_materialized(first, ref, registered, ctx) or explain_odd(first, ref, touched, ctx)
+    materialize = never_materialized(first, ref, registered, ctx)
+    reason, fix = materialize or explain_odd(first, ref, touched, ctx)
+    if materialize is not None:
+        facts["meta_built"] = True  # the fix is to_empty(), not moving anything: the generic moves would mislead
     reference = next((h for h in right if h.kind == "parameter"), None) or next(
         (h for h in registered if h.kind == "parameter" and h.container is None and _device(h.tensor) == ref),
         right[0] if right else None)
