@@ -3,6 +3,7 @@
     python benchmarks/gradient_signals.py                    # both splits with the shipped thresholds
     python benchmarks/gradient_signals.py --sweep            # thresholds tried on the tuning split only
     python benchmarks/gradient_signals.py --split tuning --limit 12 -v
+    python benchmarks/gradient_signals.py --stalls           # stalls the learning rate does not explain
 
 Scenarios and labels come from fixtures/gradients/generate.py: each run's label is what its own
 per-layer gradient measurements show (never what the monitor said). Per label:
@@ -12,6 +13,12 @@ per-layer gradient measurements show (never what the monitor said). Per label:
   gradients exploded first; "before NaN" counts the runs where it was said at a finite step;
 - healthy, low_lr, small_even: a false alarm is any vanishing or exploding verdict (or a NaN one);
 - borderline (a layer ratio between 1e-3 and 1e-2): listed, not scored.
+
+`--stalls` runs fixtures/gradients/stalls.py instead (300-step runs, three seeds each, labelled from measured
+weight changes and gradients): the optimizer holding other weights or lr 0 (`not_updated`), dead ReLU layers
+(`dead`), `.grad` never zeroed (`accumulating`), a learning rate too low, healthy runs and an embedding model. Correct
+is the label's own verdict, with no advice to raise the learning rate unless the label is `low_lr`; for healthy
+runs, no alarm at all.
 """
 
 from __future__ import annotations
@@ -126,14 +133,90 @@ def sweep(limit: int) -> None:
               flush=True)
 
 
+class _ReluRNN(torch.nn.Module):
+    """The second new user's review (defect 10, train_signals.py rnn): recurrent weights 1.6 x I."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = torch.nn.Embedding(20, 32)
+        self.rnn = torch.nn.RNN(32, 64, num_layers=2, batch_first=True, nonlinearity="relu")
+        with torch.no_grad():
+            for name, p in self.rnn.named_parameters():
+                if "weight_hh" in name:
+                    p.copy_(torch.eye(64) * 1.6 + 0.1 * torch.randn(64, 64))
+        self.head = torch.nn.Linear(64, 4)
+
+    def forward(self, x):
+        out, _ = self.rnn(self.emb(x))
+        return self.head(out[:, -1])
+
+
+def review_cases(seeds: range, verbose: bool) -> tuple[int, int]:
+    """Runs whose gradient norm is beyond max_grad_norm from the first step (measured here): an explosion must be
+    said, never against a "healthy" median of those first steps nor with a clipping value scaled from them."""
+    correct = total = 0
+    for seed in seeds:
+        torch.manual_seed(seed)
+        model = _ReluRNN()
+        opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+        mon = explainer.TrainingMonitor(model, optimizer=opt, quiet=True)
+        gen = torch.Generator().manual_seed(3000 + seed)
+        data = torch.randint(0, 20, (256, 12), generator=gen)
+        first_norm = None
+        for _ in range(6):
+            idx = torch.randint(0, 256, (32,), generator=gen)
+            loss = torch.nn.functional.cross_entropy(model(data[idx]), data[idx, 0] % 4)
+            opt.zero_grad()
+            loss.backward()
+            if first_norm is None:
+                first_norm = float(torch.linalg.vector_norm(torch.cat([p.grad.flatten() for p in model.parameters()])))
+            mon.step(loss)
+            opt.step()
+        mon.close()
+        if not first_norm > mon.max_grad_norm:
+            continue
+        said = [d for d in mon.diagnoses if d.rule == "signal.exploding_gradients" or d.facts.get("exploded_first")]
+        text = " ".join(" ".join([d.summary, *d.fixes]) for d in said)
+        ok = bool(said) and "healthy median" not in text and "healthy steps' norm" not in text
+        correct, total = correct + ok, total + 1
+        if verbose or not ok:
+            print(f"  {'ok' if ok else 'WRONG':5s} review-rnn-1.6I-s{seed:<20d} first norm {first_norm:.3g} "
+                  f"rules={','.join(d.rule for d in mon.diagnoses) or '-'}", flush=True)
+    print(f"review cases (large from the first step): {correct}/{total} said without a healthy baseline")
+    return correct, total
+
+
+def stalls(verbose: bool) -> None:
+    """The stall scenarios: one line per run when verbose, then a table by label."""
+    fixture = runpy.run_path(str(ROOT / "fixtures" / "gradients" / "stalls.py"), run_name="stalls_fixture")
+    by_label: dict[str, list[dict]] = defaultdict(list)
+    for scenario in fixture["scenarios"]():
+        result = fixture["evaluate"](scenario)
+        by_label[result["label"]].append(result)
+        if verbose or result["ok"] is False:
+            mark = {True: "ok", False: "WRONG", None: "-"}[result["ok"]]
+            print(f"  {mark:5s} {result['name']:28s} label={result['label']:13s} rules={','.join(result['rules']) or '-'}",
+                  flush=True)
+    print("| label | runs | correct | verdicts |", "| --- | --- | --- | --- |", sep="\n")
+    for label, rows in by_label.items():
+        good = sum(1 for r in rows if r["ok"])
+        said = Counter(",".join(r["rules"]) or "nothing" for r in rows)
+        scored = f"{good}/{len(rows)}" if all(r["ok"] is not None for r in rows) else "not scored"
+        print(f"| {label} | {len(rows)} | {scored} | " + "; ".join(f"{k} x{v}" for k, v in said.most_common()) + " |")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", nargs="+", choices=("tuning", "heldout"), default=["tuning", "heldout"])
     parser.add_argument("--limit", type=int, default=0, help="first N scenarios of each split (a smoke run)")
     parser.add_argument("--sweep", action="store_true", help="try thresholds on the tuning split")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per run")
+    parser.add_argument("--stalls", action="store_true", help="the stall scenarios (fixtures/gradients/stalls.py)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    if args.stalls:
+        stalls(args.verbose)
+        return 0
     if args.sweep:
         sweep(args.limit)
         return 0
@@ -143,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         results = run_split(split, args.limit, args.verbose)
         print(table(split, results))
         print(f"({time.perf_counter() - start:.0f} s)\n", flush=True)
+        review_cases(range(3) if split == "tuning" else range(3, 6), args.verbose)
     return 0
 
 

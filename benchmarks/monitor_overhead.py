@@ -2,6 +2,8 @@
 
     python benchmarks/monitor_overhead.py --readme   # the README's numbers, written into it
     python benchmarks/monitor_overhead.py --tiny --steps 2 --repeats 1 --warmup 1   # smoke run
+    python benchmarks/monitor_overhead.py --models small_mlp small_cnn small_transformer mlp transformer \
+        --clock cpu --repeats 7 --cost-readme         # the fixed cost per step, small and larger models
 
 Whole training steps (forward, backward, optimizer step, and mon.step for the monitor) are timed.
 A fourth variant does after backward only what the monitor's NaN guarantee needs at least: one fused
@@ -103,7 +105,33 @@ def gpt(tiny: bool):
     return TinyTransformer(vocab, dim, layers), (tokens, torch.randint(0, vocab, (batch * seq,))), nn.CrossEntropyLoss()
 
 
-MODELS = {"mlp": mlp, "cnn": cnn, "transformer": transformer, "resnet18": resnet18, "gpt": gpt}
+def small_mlp(tiny: bool):
+    """The review's small MLP (32 -> 64 -> 64 -> 64 -> 4, batch 32): a step of well under a millisecond."""
+    layers: list[nn.Module] = []
+    width = 32
+    for _ in range(3):
+        layers += [nn.Linear(width, 64), nn.ReLU()]
+        width = 64
+    model = nn.Sequential(*layers, nn.Linear(64, 4))
+    return model, (torch.randn(32, 32), torch.randint(0, 4, (32,))), nn.CrossEntropyLoss()
+
+
+def small_cnn(tiny: bool):
+    """The review's small CNN: two 3x3 convolutions (8, 16 channels) on 12x12 images, batch 32."""
+    model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                          nn.Linear(16 * 3 * 3, 2))
+    return model, (torch.randn(32, 1, 12, 12), torch.randint(0, 2, (32,))), nn.CrossEntropyLoss()
+
+
+def small_transformer(tiny: bool):
+    """The review's tiny transformer: vocabulary 20, dim 32, two encoder layers, sequences of 12, batch 32."""
+    tokens = torch.randint(0, 20, (32, 12))
+    return TinyTransformer(20, 32, 2), (tokens, torch.randint(0, 20, (32 * 12,))), nn.CrossEntropyLoss()
+
+
+MODELS = {"small_mlp": small_mlp, "small_cnn": small_cnn, "small_transformer": small_transformer,
+          "mlp": mlp, "cnn": cnn, "transformer": transformer, "resnet18": resnet18, "gpt": gpt}
 # The larger models' steps take hundreds of ms on one thread: rounds of 10 steps with the monitor reading its
 # figures every 10 steps (five times as often as its default, so its analysis weighs more, not less), fewer rounds.
 LARGER = {"resnet18", "gpt"}
@@ -138,7 +166,7 @@ def make_step(mode: str, model: nn.Module, batch, loss_fn, check_every: int):
     return step, monitor
 
 
-def bench(name: str, tiny: bool, steps: int, repeats: int, warmup: int) -> dict[str, float]:
+def bench(name: str, tiny: bool, steps: int, repeats: int, warmup: int, clock=time.perf_counter) -> dict[str, float]:
     """Median step time of each variant, and the median over rounds of each round's paired ratios."""
     torch.manual_seed(0)
     model, batch, loss_fn = MODELS[name](tiny)
@@ -151,7 +179,6 @@ def bench(name: str, tiny: bool, steps: int, repeats: int, warmup: int) -> dict[
         for _ in range(warmup):
             step()
     samples: dict[str, list[float]] = {mode: [] for mode in MODES}
-    clock = time.perf_counter
     for round_ in range(repeats):
         spent = dict.fromkeys(MODES, 0.0)
         # The variants take turns step by step (rotating who goes first), so load from other jobs
@@ -167,6 +194,7 @@ def bench(name: str, tiny: bool, steps: int, repeats: int, warmup: int) -> dict[
     for monitor in monitors:
         monitor.close()
     out = {mode: statistics.median(values) for mode, values in samples.items()}
+    out["cost"] = statistics.median(x - y for x, y in zip(samples["monitor"], samples["plain"]))
     for a, b in (("monitor", "plain"), ("read", "plain"), ("anomaly", "plain"), ("monitor", "anomaly")):
         out[f"{a}/{b}"] = statistics.median(x / y for x, y in zip(samples[a], samples[b]))
     return out
@@ -180,9 +208,21 @@ def verdict(ratios: dict[str, float]) -> str:
     return said + (f"; missed by: {', '.join(missed)}." if missed else ".")
 
 
+def fixed_cost(costs: dict[str, float], ratios: dict[str, float]) -> str:
+    """What the monitor adds per step, in ms, from this run: a fixed cost, so a short step pays more in ratio."""
+    small = [name for name in costs if name.startswith("small_")]
+    said = (f"The monitor's cost per step in this run: up to {max(costs.values()) * 1e3:.2f} ms (monitor minus plain, "
+            "median over rounds; the column above per model, where a figure under 0 is the measure's noise)")
+    if small:
+        said += ("; on the small models, whose steps are short, that is a ratio of "
+                 + ", ".join(f"{name} {ratios[name]:.3f}" for name in small))
+    return said + "."
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", choices=sorted(MODELS), default=list(MODELS))
+    parser.add_argument("--models", nargs="+", choices=sorted(MODELS),
+                        default=[name for name in MODELS if not name.startswith("small_")])
     parser.add_argument("--steps", type=int, default=50, help="steps per timed round (default 50 = one monitor sync)")
     parser.add_argument("--repeats", type=int, default=21, help="timed rounds per variant; the median is reported")
     parser.add_argument("--warmup", type=int, default=10, help="untimed steps per variant first")
@@ -190,6 +230,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: steadier timings on a shared machine)")
     parser.add_argument("--readme", action="store_true", help="also write the table into README.md")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="cpu: the thread's CPU time (time.thread_time), steadier than wall time on a loaded machine")
+    parser.add_argument("--cost-readme", action="store_true",
+                        help="write the table and the fixed cost per step into README.md's cost section instead")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     default_rulebase()  # loaded once per process on the first diagnosis: not a per-step cost
@@ -198,28 +242,35 @@ def main(argv: list[str] | None = None) -> int:
           f" per variant, warm-up {args.warmup}" + (f" ({larger}: at most {LARGER_SCHEDULE['steps']} steps x "
           f"{LARGER_SCHEDULE['repeats']} rounds, warm-up {LARGER_SCHEDULE['warmup']}, a monitor read every round)"
           if larger else "") + "; medians (ratios: median of per-round ratios)")
-    lines = ["| model | plain step | with monitor | with detect_anomaly | monitor / plain | read alone / plain "
-             "| anomaly / plain | monitor / anomaly |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| model | plain step | with monitor | monitor's cost per step | with detect_anomaly | monitor / plain "
+             "| read alone / plain | anomaly / plain | monitor / anomaly |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     print(*lines, sep="\n")
-    ratios = {}
+    ratios, costs = {}, {}
     for name in args.models:
         schedule = {"steps": args.steps, "repeats": args.repeats, "warmup": args.warmup}
         if name in LARGER and not args.tiny:
             schedule = {key: min(value, LARGER_SCHEDULE[key]) for key, value in schedule.items()}
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="Anomaly Detection has been enabled")
-            t = bench(name, args.tiny, **schedule)
+            t = bench(name, args.tiny, **schedule, clock=time.thread_time if args.clock == "cpu" else time.perf_counter)
         ratios[name] = t["monitor/plain"]
-        lines.append(f"| {name} | {t['plain'] * 1e3:.2f} ms | {t['monitor'] * 1e3:.2f} ms | {t['anomaly'] * 1e3:.2f} ms "
+        costs[name] = t["cost"]
+        lines.append(f"| {name} | {t['plain'] * 1e3:.2f} ms | {t['monitor'] * 1e3:.2f} ms | {t['cost'] * 1e3:.3f} ms "
+                     f"| {t['anomaly'] * 1e3:.2f} ms "
                      f"| {t['monitor/plain']:.3f} | {t['read/plain']:.3f} | {t['anomaly/plain']:.2f} "
                      f"| {t['monitor/anomaly']:.3f} |")
         print(lines[-1], flush=True)
-    lines += ["", verdict(ratios)]
-    print(lines[-1])
-    if args.readme:
+    lines += ["", verdict(ratios), "", fixed_cost(costs, ratios)]
+    print(*lines[-3:], sep="\n")
+    if args.readme or args.cost_readme:
         from readme import replace_section  # benchmarks/readme.py, beside this script
 
-        replace_section("benchmarks/monitor_overhead.py --readme", "\n".join(lines))
+        if args.cost_readme:
+            lines.insert(0, f"Clock: {'CPU time of the thread' if args.clock == 'cpu' else 'wall time'}; "
+                            f"{args.steps} steps x {args.repeats} rounds per variant.\n")
+        replace_section(f"benchmarks/monitor_overhead.py {'--cost-readme' if args.cost_readme else '--readme'}",
+                        "\n".join(lines))
     return 0
 
 

@@ -94,6 +94,81 @@ def run(split: str, limit: int | None, verbose: bool) -> tuple[int, int]:
     return correct, total
 
 
+# -- the second new user's review cases (defects 3 and 5): layers with no forward of the user's, a NaN made by the
+# loss's forward, weights so large that the outputs overflow the loss. Each seed trained twice, as above: once with
+# the labeller's hooks, once under the monitor.
+
+def _review_model(kind: str, seed: int) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    with torch.no_grad():
+        model[2].weight.mul_({"seq_overflow": 3e37, "weights_1e38": 1e38}.get(kind, 1.0))
+    return model
+
+
+def _review_loss(kind: str, out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    if kind == "loss_div0":  # the review's div0: a std multiplied by 0 in the loss expression
+        return torch.nn.functional.cross_entropy(out / (out.std(1, keepdim=True) * 0), y)
+    return torch.nn.functional.cross_entropy(out, y)
+
+
+def _review_train(kind: str, seed: int, on_step, hook) -> int | None:
+    model = _review_model(kind, seed)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    hook(model, opt)
+    gen = torch.Generator().manual_seed(seed)
+    for step in range(4):
+        x, y = torch.randn(32, 8, generator=gen), torch.randint(0, 4, (32,), generator=gen)
+        loss = _review_loss(kind, model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        on_step(step, loss)
+        if not torch.isfinite(loss) or any(not bool(torch.isfinite(p.grad).all()) for p in model.parameters()):
+            return step
+        opt.step()
+    return None
+
+
+def review_cases(seeds: range, verbose: bool) -> tuple[int, int]:
+    """Localised as above, and said right: the place is never the monitor's own `step` line, a loss made non-finite
+    by its forward is not blamed on a backward, and an overflow is never told to add an eps."""
+    correct = total = 0
+    for kind in ("seq_overflow", "loss_div0", "weights_1e38"):
+        for seed in seeds:
+            labeller, box = GEN["Labeller"](), {}
+
+            def on_label_step(step, loss):
+                box["loss_finite"] = bool(torch.isfinite(loss))
+
+            step = _review_train(kind, seed, on_label_step, labeller.attach)
+            if step is None:
+                continue
+            if labeller.forward is not None:
+                label = dict(step=step, stage="forward", **labeller.forward)
+            else:
+                label = dict(step=step, stage="loss" if not box["loss_finite"] else "backward", module=None)
+            _review_train(kind, seed, lambda _, loss: box["mon"].step(loss),
+                          lambda model, opt: box.update(mon=explainer.TrainingMonitor(model, optimizer=opt, quiet=True)))
+            box["mon"].close()
+            d = next((d for d in box["mon"].diagnoses if d.rule in ("signal.nan_located", "signal.non_finite")), None)
+            ok, why = judge(label, d.facts if d else None, d.rule if d else None) if label["stage"] != "backward" \
+                else (d is not None, "backward")
+            if ok and d is not None:
+                text = " ".join([d.summary, *d.fixes])
+                if ".step(loss)" in str(d.facts.get("op_place", "")):
+                    ok, why = False, f"op_place is the monitor's step line: {d.facts['op_place']}"
+                elif label["stage"] == "loss" and ("loss's backward" in text or "backward pass made it" in text):
+                    ok, why = False, "a non-finite loss blamed on a backward"
+                elif "Guard" in text and "eps" in text and (d.facts.get("op_overflow") or d.facts.get("loss_overflow")
+                                                            or d.facts.get("backward_overflow")):
+                    ok, why = False, "an overflow told to add an eps"
+            correct, total = correct + ok, total + 1
+            if verbose or not ok:
+                print(f"  {'ok  ' if ok else 'MISS'} review-{kind}-s{seed}: label {label}" + ("" if ok else f"; {why}"))
+    print(f"review cases: {correct}/{total}")
+    return correct, total
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("tuning", "held_out", "both"), default="both")
@@ -105,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     splits = ("tuning", "held_out") if args.split == "both" else (args.split,)
     results = [run(split, args.limit, args.verbose) for split in splits]
+    results.append(review_cases(range(4) if args.split != "held_out" else range(4, 8), args.verbose))
     correct = sum(c for c, _ in results)
     total = sum(t for _, t in results)
     print(f"all: {correct}/{total} ({100 * correct / max(total, 1):.1f}%) in {time.perf_counter() - start:.0f}s")

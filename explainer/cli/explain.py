@@ -8,7 +8,7 @@ import itertools
 import sys
 from typing import Iterable, TextIO
 
-from explainer._diagnosis import Diagnosis, printed_part, shown_place
+from explainer._diagnosis import Diagnosis, printed_part
 from explainer._lazyre import lazy_compile
 from explainer.diagnose.explain import explain_text, rerender
 from explainer.diagnose.logblocks import scan_blocks
@@ -17,10 +17,12 @@ from explainer.diagnose.logscan import FoundError
 from explainer.diagnose.render import add_format_argument, first_line, render_json, render_text, use_colour
 from explainer.diagnose.sourceplaces import PYTEST_ID_RE, logged_source, torch_source
 from explainer.diagnose.textframes import raising_frames
-from explainer.rules.base import default_rulebase, problems_notice
+from explainer.rules.base import RuleBase, default_rulebase, problems_notice
 
 from .placing import (drop_spans, frame_fact, merge_ranks, merge_spans, note_outer_caller, note_raising_frame, note_span,
                       printed_together, printed_values, raised_last_first)
+from .ranks import (FIRST_RANK, launcher_rulebase, link_root_cause, quote_explained, quotes_a_rank,  # noqa: F401
+                    ranks_note)
 
 BARE_MESSAGE_LINES = 200  # an input this short with no 'Error:' line is read as one pasted message
 MAX_DISTINCT = 1000
@@ -28,12 +30,6 @@ MAX_ALSO_AT = 20  # places listed for the warnings of one rule
 FOLD_LINES = 400
 MAX_VARIANTS = 3  # copies of one error with other values, shown under the first
 BLOCK_CHARS = 1 << 18
-# A rule tagged so in runbooks/ explains what a rank reports when another rank failed first (a
-# collective timeout, a closed Gloo connection, the launcher's summary and its SIGTERMs).
-CONSEQUENCE_TAG = "consequence"
-LAUNCHER_TAG = "elastic"  # with CONSEQUENCE_TAG: what torchrun's agent prints about its workers
-MAX_REPORT_CHARS = 200
-FIRST_RANK = "_first_rank"  # the rank that printed an error first; dropped before output
 NUMBER_RE = lazy_compile(r"\b(?=[a-f]*\d)[0-9a-f]{6,}\b|\d+")  # (and a hex digest or address: two hashes differ)
 
 
@@ -104,6 +100,7 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
     warned: dict[str, str] = {}  # rule -> key of the first warning it explained
     book = _FoldBook()
     handling: dict[int, int] = {}  # a record's line -> the line of the record it was raised while handling
+    summaries: dict[str, FoundError] = {}  # torchrun's summaries that a rule of the rank's error they quote explains
     for found in found_errors:
         if found.handling:
             handling[found.line] = found.handling
@@ -119,6 +116,8 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
         if len(seen) >= MAX_DISTINCT:
             continue
         diagnosis = _explained(found)
+        if quotes_a_rank(found, diagnosis):
+            summaries[key] = found
         if found.warning and diagnosis.rule is None:
             # Logs are full of harmless warnings: only the ones a rule explains are news.
             if len(unexplained_warnings) < MAX_DISTINCT:
@@ -145,11 +144,31 @@ def explain_found(found_errors: Iterable[FoundError]) -> list[Diagnosis]:
         else:
             book.add(diagnosis.rule, found, key)
         seen[key] = diagnosis
+    _reread_summaries(seen, summaries)
     # Several ranks' streams finish at different times: report in the order errors began.
     diagnoses = sorted(seen.values(), key=lambda d: d.facts.get("input_line", 0))
     diagnoses = drop_spans(join_companions(diagnoses))
     link_root_cause(diagnoses)
     return raised_last_first(diagnoses, handling)
+
+
+def _reread_summaries(seen: dict[str, Diagnosis], summaries: dict[str, FoundError]) -> None:
+    """torchrun's summary quotes the failed rank's traceback (its error file): where the rank's own output has that
+    error too, the summary is the launcher's report of it (distributed.child_failed, a consequence), read with the
+    launcher's rules alone and joined with the agent's line before it, as it is when no rule claims the quote."""
+    for key, found in summaries.items():
+        quoted = seen.get(key)
+        if quoted is None or not quote_explained(found, quoted, [d for d in seen.values() if d is not quoted]):
+            continue
+        report = _explained(found, launcher_rulebase())
+        if report.rule is None:
+            continue
+        del seen[key]
+        partner = next((k for k, d in seen.items() if d.rule == report.rule and 0 <= found.line
+                        - d.facts.get("input_line", 0) <= FOLD_LINES), None)
+        if partner is not None:
+            key, report = _fold(seen.pop(partner), report, key, partner)
+        seen[key] = report
 
 
 def _summary_of_reported(seen: dict[str, Diagnosis], found: FoundError, key: str) -> bool:
@@ -183,12 +202,13 @@ def _note_repeat(diagnosis: Diagnosis, found: FoundError) -> None:
     _note_raised_from(diagnosis, found.text)
 
 
-def _explained(found: FoundError) -> Diagnosis:
+def _explained(found: FoundError, rulebase: RuleBase | None = None) -> Diagnosis:
     """One record explained, with what the scan read around its text: its frames, the values loguru printed in
     them, the C++ source its glog prefix named, the ComfyUI node, its ranks, the error it was raised from."""
     extra = {"direct_cause": found.direct_cause} if found.direct_cause else None
     before = "\n".join(found.before)
     diagnosis = explain_text(found.text, location=found.location(), frames=found.frames, before=before, extra_facts=extra,
+                             rulebase=rulebase,
                              context=f"{before}\n{found.issued}" if found.issued else None)  # (the place it was issued at)
     diagnosis.facts["input_line"] = found.line
     note_span(diagnosis, found)
@@ -417,81 +437,7 @@ def _fold(earlier: Diagnosis, later: Diagnosis, later_key: str, earlier_key: str
     return key, keep
 
 
-def link_root_cause(diagnoses: list[Diagnosis]) -> None:
-    """In a multi-rank log (in log order): the first rank to fail with an error of its own is the
-    likely root cause (facts.root_cause_rank on its diagnosis); what other ranks and the launcher
-    report because of it (rules tagged CONSEQUENCE_TAG) gets facts.consequence_of. When every error
-    is of that kind (a rank hung and another timed out), the first one is the root cause."""
-    ranked = [d for d in diagnoses if FIRST_RANK in d.facts]
-    if ranked:
-        causes = [d for d in ranked if not _is_consequence(d)]
-        root = (causes or ranked)[0]
-        rank = root.facts[FIRST_RANK]
-        root.facts["root_cause_rank"] = rank
-        for diagnosis in diagnoses:
-            if diagnosis is not root and _is_consequence(diagnosis):
-                diagnosis.facts["consequence_of"] = {"rank": rank, "rule": root.rule,
-                                                     "input_line": root.facts.get("input_line")}
-    for diagnosis in diagnoses:
-        diagnosis.facts.pop(FIRST_RANK, None)
-    _link_launcher_reports(diagnoses)
-
-
-def _link_launcher_reports(diagnoses: list[Diagnosis]) -> None:
-    """torchrun's agent reports a worker's death ('failed (exitcode: -6) local_rank: 1') after the worker's
-    own error: without rank prefixes to go by, the error just before it in the log is the one it reports."""
-    cause = None
-    for diagnosis in diagnoses:
-        tags = _tags(diagnosis)
-        if LAUNCHER_TAG not in tags or CONSEQUENCE_TAG not in tags:
-            cause = diagnosis
-        elif cause is not None:
-            linked = diagnosis.facts.get("consequence_of")
-            if not isinstance(linked, dict):
-                diagnosis.facts["consequence_of"] = {"rank": None, "rule": cause.rule,
-                                                     "input_line": cause.facts.get("input_line")}
-                if cause.rule is None:  # no rule explains the worker's error: at least say which it was, and where
-                    diagnosis.facts["consequence_of"]["error"] = first_line(cause.error)[:MAX_REPORT_CHARS]
-                    place = shown_place(cause)
-                    if isinstance(place, dict) and place.get("file"):
-                        diagnosis.facts["consequence_of"]["error_at"] = place
-            else:  # the rank that failed first, by the ranks' prefixes: it gets the launcher's report
-                cause = next((d for d in diagnoses if d.facts.get("input_line") == linked.get("input_line")), cause)
-            cause.facts.setdefault("launcher_report", first_line(diagnosis.error)[:MAX_REPORT_CHARS])
-
-
-def _is_consequence(diagnosis: Diagnosis) -> bool:
-    return CONSEQUENCE_TAG in _tags(diagnosis)
-
-
-def _tags(diagnosis: Diagnosis) -> tuple[str, ...]:
-    rule = default_rulebase().by_id.get(diagnosis.rule) if diagnosis.rule else None
-    return tuple(rule.tags) if rule is not None else ()
-
-
 def _text_block(name: str, diagnosis: Diagnosis, colour: bool) -> str:
     line = diagnosis.facts.get("input_line")
     where = f"{name}:{line}" if line else name
     return f"== {where}{ranks_note(diagnosis)}\n{render_text(diagnosis, colour=colour)}\n"
-
-
-def ranks_note(diagnosis: Diagnosis) -> str:
-    """'  ranks 0, 1; root cause: rank 1 failed first', or what this is a consequence of."""
-    facts = diagnosis.facts
-    ranks = facts.get("ranks") or []
-    parts = [("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)] if ranks else []
-    if "root_cause_rank" in facts and _is_consequence(diagnosis):
-        parts.append(f"rank {facts['root_cause_rank']} failed first, but by waiting on another rank: the rank it"
-                     " waited for (one that reported no error of its own) is the likely culprit")
-    elif "root_cause_rank" in facts:
-        parts.append(f"root cause: rank {facts['root_cause_rank']} failed first")
-    cause = facts.get("consequence_of")
-    if isinstance(cause, dict):
-        whose = f"rank {cause.get('rank')}'s failure" if cause.get("rank") is not None else "the failure"
-        what = cause.get("rule") or (f"unexplained: \"{cause['error']}\"" if cause.get("error") else "unexplained")
-        if isinstance(at := cause.get("error_at"), dict):
-            what += f", raised at {at.get('file')}:{at.get('line')}"
-        parts.append(f"consequence of {whose} ({what} at line {cause.get('input_line')}), not a separate cause")
-    if facts.get("launcher_report"):
-        parts.append(f"torchrun then reported: {facts['launcher_report']}")
-    return "  (" + "; ".join(parts) + ")" if parts else ""

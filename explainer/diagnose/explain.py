@@ -7,7 +7,7 @@ import re
 import time
 import traceback
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from explainer._gc import paused_gc
 from explainer._config import runbook_url
@@ -16,10 +16,11 @@ from explainer._lazyre import lazy_compile
 from explainer._inspect import FrameRecord, innermost_user_frame, instance_dict, user_location, walk_traceback
 from explainer.probes import PROBES, Evidence, ProbeContext, probe_failure
 from explainer.rules.base import Match, RuleBase, context_facts, default_rulebase, match_rule
-from explainer.rules.templates import render_first
+from explainer.rules.rule import StepAside
+from explainer.rules.templates import render_first, summary_failure
 
 from .exctext import ExceptionTexts
-from .sourceplaces import extension_source, script_source, torch_source
+from .sourceplaces import WRAPPER_NOTES, extension_source, script_source, torch_source, wrapper_facts
 from .textframes import Frame, library_tail, printed_frames, raising_frames, user_frame, with_failing_line
 
 if TYPE_CHECKING:
@@ -69,7 +70,22 @@ def explain(exc: BaseException, *, tb: TracebackType | None = None, rulebase: Ru
     # The probes' walks are bounded in time: a full collection of a large process inside one (half a second and
     # more) would cut them short, and pausing it makes the explainer's own work cheaper too.
     with paused_gc():
-        return _explain_live(exc, tb, rulebase or default_rulebase(), printed)
+        return stepping_aside(lambda base: _explain_live(exc, tb, base, printed), rulebase or default_rulebase())
+
+
+def stepping_aside(explain_with: Callable[[RuleBase], Diagnosis], rulebase: RuleBase) -> Diagnosis:
+    """explain_with(rulebase), again without each rule that stepped aside (its `requires` facts were not found, or its
+    text failed to render: noted for problems_notice's line), so that the next rule answers, or none."""
+    base = rulebase
+    while True:
+        try:
+            return explain_with(base)
+        except StepAside as aside:
+            if aside.rule_id in base.skipped:
+                raise  # not a rule this rule base matched: trying again would not change the answer
+            if aside.failure is not None:
+                rulebase.failed_texts.setdefault(aside.rule_id, aside.failure)
+            base = base.without(aside.rule_id)
 
 
 def _explain_live(exc: BaseException, tb: TracebackType | None, rulebase: RuleBase, printed: str | None) -> Diagnosis:
@@ -117,9 +133,11 @@ def _handled_errors(exc: BaseException, chain: list[BaseException], text_of: Exc
         found = _match_with_raising_frames(rulebase, text, records)
         part = None
         if found is not None and text_of(context) != text_of(exc):  # (not the same error raised again: one failure)
-            where = user_location(records)
-            diagnosis = _diagnose(found, text, records, None, location=where)
-            part = printed_part(diagnosis, None, handled=True)
+            try:
+                diagnosis = _diagnose(found, text, records, None, location=user_location(records))
+                part = printed_part(diagnosis, None, handled=True)
+            except StepAside:  # (said without it: it is not the error explained)
+                pass
         handled.append((part, text))
         current = context
     return handled
@@ -215,7 +233,12 @@ def explain_text(text: str, *, location: Location | None = None, rulebase: RuleB
     """Explain a message from its text alone (a pasted message, a line from a log); frames, the traceback
     pasted above it, and before, the log lines printed just before it, where the scanner read them; context, what
     the rule's context patterns read (before, unless given: a paste read whole gives itself)."""
-    rulebase = rulebase or default_rulebase()
+    return stepping_aside(lambda base: _explain_text(text, location, base, extra_facts, frames, before, context),
+                          rulebase or default_rulebase())
+
+
+def _explain_text(text: str, location: Location | None, rulebase: RuleBase, extra_facts: dict[str, Any] | None,
+                  frames: list[Frame], before: str, context: str | None) -> Diagnosis:
     foreign = rulebase.foreign_match(text) or (rulebase.foreign_match(_raise_site(frames[-1]) + text) if frames else None)
     if foreign is not None:
         return _not_pytorch(foreign, text, location)
@@ -288,60 +311,10 @@ def rerender(diagnosis: Diagnosis, rulebase: RuleBase | None = None) -> None:
     rule = (rulebase or default_rulebase()).by_id.get(diagnosis.rule) if diagnosis.rule else None
     if rule is None:
         return
-    diagnosis.summary, diagnosis.fixes = _render_texts(rule, diagnosis.error, diagnosis.facts)
-
-
-# Wrappers that re-raise any error with words of their own before its message: the rule explains the error
-# inside; what the wrapper adds (a fact, by its group's name) is said after the rule's summary.
-WRAPPER_NOTES = [
-    # vLLM's model runner: "Error in model execution (input dumped to /tmp/err_execute_model_input_X.pkl): ..."
-    (lazy_compile(r"Error in model execution \(input dumped to (?P<input_dump>[^()\s]+)\): "),
-     "vLLM saved the inputs of the failing step to {input_dump}, to run that step again on its own."),
-    # transformers' and diffusers' lazy modules: "Failed to import transformers.X because of the following error (look
-    # up to see its traceback):", once per module of the import chain, the innermost last
-    (lazy_compile(r"Failed to import (?P<lazy_import>[\w.]+) because of the following error \(look up to see its traceback\)"),
-     "It was re-raised while {lazy_import} was being imported (the library's lazy import wraps any error raised at "
-     "import time; the traceback printed above this one shows where it happened)."),
-    (lazy_compile(r"look up to see its traceback\):\s*(?:Failed to import [\w.]+ because of the following error "
-                r"\(look up to see its traceback\):\s*)*Failed to import (?P<lazy_import_inner>[\w.]+) because"),
-     "The chain of imports ended in {lazy_import_inner}, whose import raised it."),
-    # Hydra's instantiate: "Error in call to target 'models.Net':" (or "Error in creating partial(models.Net, ...)
-    # object:"), then repr() of the error the call raised, then the config key that named the target ("full_key: model")
-    (lazy_compile(r"Error in (?:call to target '|creating partial\()(?P<hydra_target>[^'\s(),]+)"),
-     "Hydra's instantiate raised it from the call to the config's target {hydra_target}."),
-    (lazy_compile(r"Error in (?:call to target|creating partial)[^\n]*\n(?:[^\n]*\n)*?full_key: (?P<hydra_key>\S+)"),
-     "The config key that names that target: {hydra_key}."),
-    # a target instantiated inside it (a model's encoder): repr() of its InstantiationException, the innermost last, with
-    # its own full_key after an escaped line break
-    (lazy_compile(r"\A[\s\S]*InstantiationException\([\"']Error in (?:call to target '|creating partial\()(?P<hydra_inner>[^'\s(),]+)"
-                  r"[^\n]*?\\nfull_key: (?P<hydra_inner_key>[\w.]+)"),
-     "Inside it, instantiating the nested target {hydra_inner} (config key {hydra_inner_key}) raised the error."),
-    # Android's report of an app that crashed starting a component: "java.lang.RuntimeException: Unable to start activity
-    # ComponentInfo{org.pytorch.demo/org.pytorch.demo.MainActivity}: com.facebook.jni.CppException: ..."
-    (lazy_compile(r"Unable to (?:start|resume|create|instantiate) (?:activity|service|receiver|application) ComponentInfo\{"
-                  r"(?P<android_app>[\w.]+)/(?P<android_component>[\w.$]+)\}"),
-     "Android stopped the app {android_app} while it started {android_component}: the Java exception wraps the error "
-     "PyTorch's native library threw."),
-    # milabench's error report: each failed benchmark's name, underlined with carets, over its error
-    # ("Error Report\n------------\n\nefficientnet_b4.D0\n^^^^^^^^^^^^^^^^^^\n    torch.cuda.OutOfMemoryError: ...")
-    (lazy_compile(r"Error Report\n-{4,}\n\s*\n(?P<milabench_bench>[\w.\-]+)\n\^{4,}\n"),
-     "milabench's error report lists it under the benchmark {milabench_bench}, the first of the report's failures."),
-    # Triton Inference Server's model repository: "failed to load 'hrnet_libtorch' version 1: Internal: load failed for
-    # libtorch model -> 'hrnet_libtorch': ..."
-    (lazy_compile(r"failed to load '(?P<triton_model>[^'\s]+)' version (?P<triton_model_version>\d+): \w+: load failed "
-                  r"for (?P<triton_backend>\w+) model"),
-     "Triton Inference Server's {triton_backend} backend raised it loading the model {triton_model} (version "
-     "{triton_model_version})."),
-]
-
-
-def wrapper_facts(text: str) -> dict[str, Any]:
-    """The values a wrapper's words around the error hold (vLLM's dumped input)."""
-    facts: dict[str, Any] = {}
-    for pattern, _ in WRAPPER_NOTES:
-        if (found := pattern.search(text)) is not None:
-            facts.update(found.groupdict())
-    return facts
+    try:
+        diagnosis.summary, diagnosis.fixes = _render_texts(rule, diagnosis.error, diagnosis.facts)
+    except StepAside:  # the added facts make its text fail: it keeps what it said
+        pass
 
 
 def _render_texts(rule, text: str, facts: dict[str, Any]) -> tuple[str, list[str]]:
@@ -349,7 +322,10 @@ def _render_texts(rule, text: str, facts: dict[str, Any]) -> tuple[str, list[str
     around the error said."""
     error_type = text.split(":", 1)[0] if ":" in text.split("\n", 1)[0] else ""
     context = {"error_type": error_type, "message": text, **facts}
-    summary = render_first(rule.summary, context) or rule.title
+    summary = render_first(rule.summary, context)
+    if summary is None and (failure := summary_failure(rule.summary, context)) is not None:
+        raise StepAside(rule.id, failure)  # a bug of the rule's text: not its title twice, the next rule's answer
+    summary = summary or rule.title
     for pattern, note in WRAPPER_NOTES:
         values = [facts.get(name) for name in pattern.groupindex]
         # a rule that names the wrapper's values itself (undefined_symbol's importer) needs no note
@@ -417,6 +393,8 @@ def _diagnose(found: Match, text: str, records: list[FrameRecord], exc: BaseExce
         facts.update(evidence.facts)
         culprits = evidence.culprits
         location = evidence.location or location
+    if any(name not in facts for name in rule.requires):
+        raise StepAside(rule.id)  # its probes did not find what it answers for (a team's own object)
     if exc is not None and not culprits:
         evidence, more = _failing_line_operands(exc, records, facts)
         facts.update({k: v for k, v in evidence.facts.items() if k not in facts})

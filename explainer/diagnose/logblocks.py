@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from .loglines import MAX_MESSAGE_CHARS, clean_line_record
+from .loglines import MAX_MESSAGE_CHARS, clean_line_record, only_mentions
 from .logpatterns import EMBEDDED_RE, RANK_TAG_RES, TRACEBACK_RE, TRIGGER_RE
 from .logscan import STALE_LINES, FoundError, Scanner, scan
 from .textframes import frame_match
@@ -33,6 +33,9 @@ class LoneLines:
     def collect(self, lines: list[str], triggers: list[int], number: int) -> None:
         """The lines of a block (its first numbered number + 1) that hold a trigger literal (triggers: _trigger_lines)."""
         self.lines.extend((number + 1 + at, lines[at]) for at in triggers)
+
+    def add(self, numbered: list[tuple[int, str]]) -> None:
+        self.lines.extend(numbered)
 
     def records(self) -> Iterator[FoundError]:
         for number, raw in self.lines:
@@ -58,6 +61,7 @@ class SkippableBlock:
     data: bytes | memoryview  # a view of the block read: skipped blocks are never copied
     has_trigger: bool
     first_line: int | None = None
+    hits: list[int] | None = None  # where in data grep found a part of a trigger literal (where it was asked)
 
     def decode(self) -> str:
         text = str(self.data, "utf-8", "replace")
@@ -65,6 +69,26 @@ class SkippableBlock:
 
     def last_lines(self) -> list[str]:
         return tail_lines(str(self.data[-TAIL_BYTES:], "utf-8", "replace"), len(self.data) > TAIL_BYTES)
+
+    def mentions_only(self, numbered: bool) -> list[tuple[int, str]] | None:
+        """The lines with a trigger literal in a block whose every such line only names an error word in passing
+        (loglines.only_mentions), with their numbers (0 unless numbered); None where one may be more, or where the
+        lines are not known (a block without grep's places, or with a lone \\r in it). Decodes those lines alone."""
+        data, found, begun = self.data, [], -1
+        if not self.hits or self.first_line is None or b"\r" in data:
+            return None
+        for at in self.hits:
+            start = data.rfind(b"\n", 0, at) + 1
+            if start == begun:
+                continue  # (another part on the same line)
+            begun, end = start, data.find(b"\n", at)
+            line = str(data[start:end if end != -1 else len(data)], "utf-8", "replace")
+            if TRIGGER_RE.search(line) is None:
+                continue  # a part that is no trigger literal here ("called" without "terminate")
+            if not only_mentions(line):
+                return None
+            found.append((self.first_line + data.count(b"\n", 0, start) if numbered else 0, line))
+        return found
 
 
 def _trigger_lines(body: str, pattern=TRIGGER_RE) -> list[int]:
@@ -141,6 +165,19 @@ def _catch_up(scanner: Scanner, quiet: SkippableBlock | list[str] | None, number
     return scanner.catch_up(number, _lines(quiet)) if quiet is not None else ()
 
 
+def _passing(block: SkippableBlock, scanner: Scanner, lone: LoneLines | None) -> bool:
+    """A block, read while nothing is open, whose lines with a trigger literal only name error words in passing (a
+    log's "WARNING ... no RuntimeError" every thousand lines): skipped as a block without one is, where no stream keeps
+    something that reading such a line would let go (loguru's values, a chained exception's line). Its lines are
+    still tried alone if the log holds no record (lone)."""
+    if any(stream.values or stream.chained_from is not None for stream in scanner.streams.values()):
+        return False
+    lines = block.mentions_only(numbered=lone is not None)
+    if lines is not None and lone is not None:
+        lone.add(lines)
+    return lines is not None
+
+
 def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None = None,
                 lone_lines: bool = False) -> Iterator[FoundError]:
     """scan() over text read in large blocks: a block with nothing that could start an error, read
@@ -162,7 +199,7 @@ def scan_blocks(blocks: Iterable[str | SkippableBlock], scanner: Scanner | None 
     for block in blocks:
         from_file = isinstance(block, SkippableBlock)
         if from_file:
-            if scanner.idle() and not block.has_trigger and not pending:
+            if scanner.idle() and not pending and (not block.has_trigger or _passing(block, scanner, lone)):
                 # (not counted: the next block read knows its first line)
                 quiet = _after(quiet, block, len(block.data) <= TAIL_BYTES)
                 numbered = False

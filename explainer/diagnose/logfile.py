@@ -106,6 +106,52 @@ def skippable_blocks(path: str) -> Iterator[SkippableBlock] | None:
     return _blocks(path, command)
 
 
+class _Places:
+    """grep's places of the trigger literals, taken as the file is cut into blocks, and the lone \\r counted so far."""
+
+    def __init__(self, hits: Iterator[tuple[int, int]]) -> None:
+        self.hits = hits
+        self.next = next(hits, None)
+        self.lone_cr = 0
+
+    def before(self, offset: int) -> bool:
+        """Whether the next place is before the byte offset (in the file)."""
+        return self.next is not None and self.next[1] < offset
+
+    def counted(self, data: bytes, begin: int, stop: int) -> None:
+        if data.find(b"\r", begin, stop) != -1:
+            self.lone_cr += data.count(b"\r", begin, stop) - data.count(b"\r\n", begin, stop)
+
+    def quiet(self, data: bytes, begin: int, stop: int) -> SkippableBlock:
+        """data[begin:stop], with no place in it: a view, never copied."""
+        self.counted(data, begin, stop)
+        return SkippableBlock(memoryview(data)[begin:stop], False)
+
+
+def _region_blocks(data: bytes, end: int, start: int, places: _Places) -> Iterator[SkippableBlock]:
+    """data[:end], whole lines from the file's byte offset start, as blocks: each piece with a place in it (numbered),
+    and the stretches between them, each in one block however many pieces it spans."""
+    if not places.before(start + end):
+        yield places.quiet(data, 0, end)
+        return
+    quiet_from = 0
+    for begin, stop in _pieces(data, 0, end):
+        if not places.before(start + stop):
+            continue
+        if quiet_from < begin:
+            yield places.quiet(data, quiet_from, begin)
+        first_line = places.next[0] + places.lone_cr - data.count(b"\n", begin, places.next[1] - start)
+        at = []
+        while places.before(start + stop):
+            at.append(places.next[1] - start - begin)  # (where in the piece)
+            places.next = next(places.hits, None)
+        yield SkippableBlock(data[begin:stop], True, first_line, at)
+        places.counted(data, begin, stop)
+        quiet_from = stop
+    if quiet_from < end:
+        yield places.quiet(data, quiet_from, end)
+
+
 def _blocks(path: str, command: list[str]) -> Iterator[SkippableBlock]:
     """Blocks of the file as it is now (a log still being written is read up to its present size).
 
@@ -115,9 +161,8 @@ def _blocks(path: str, command: list[str]) -> Iterator[SkippableBlock]:
     size = os.path.getsize(path)
     with subprocess.Popen([*command, "--", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                           stdin=subprocess.DEVNULL, env=env, bufsize=1 << 16) as grep, open(path, "rb") as handle:
-        hits = trigger_hits(grep.stdout)
-        hit = next(hits, None)
-        start, lone_cr = 0, 0
+        places = _Places(trigger_hits(grep.stdout))
+        start = 0
         finished = False
         try:
             while start < size:
@@ -134,19 +179,9 @@ def _blocks(path: str, command: list[str]) -> Iterator[SkippableBlock]:
                     end = len(data) if end is None else end
                     if not end:
                         continue  # a block inside one long line: all of it is in the next region
-                    whole = hit is not None and hit[1] < start + end
-                    for begin, stop in (_pieces(data, 0, end) if whole else ((0, end),)):
-                        first_line = None
-                        if hit is not None and hit[1] < start + stop - begin:
-                            first_line = hit[0] + lone_cr - data.count(b"\n", begin, begin + hit[1] - start)
-                            while hit is not None and hit[1] < start + stop - begin:
-                                hit = next(hits, None)
-                        piece = data[begin:stop] if first_line is not None else memoryview(data)[begin:stop]
-                        yield SkippableBlock(piece, first_line is not None, first_line)
-                        if data.find(b"\r", begin, stop) != -1:
-                            lone_cr += data.count(b"\r", begin, stop) - data.count(b"\r\n", begin, stop)
-                        start += stop - begin
-            for _ in hits:  # matches in what was appended meanwhile: let grep finish
+                    yield from _region_blocks(data, end, start, places)
+                    start += end
+            for _ in places.hits:  # matches in what was appended meanwhile: let grep finish
                 pass
             finished = grep.wait() in (0, 1)  # 1: no match at all
         finally:

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from explainer._diagnosis import Location
 
 from .logpatterns import (ANSI_RE, ANSI_RESIDUE_LEAD_RE, ANSI_RESIDUE_RE, AUTOLINK_RE, CONTINUATION_PREFIXES, EMPTY_AFTER_PREFIX, EXCEPTION_RE,
-                          JSON_MESSAGE_RE, OUTER_PREFIXES, PREFIX_TABLE, QUOTE_PREFIX_RE, RANK_RE, TQDM_BAR_RE, could_open,
-                          marker_match, opener_match)
-from .textframes import Frame, frames_location
+                          JSON_MESSAGE_RE, MENTION_BLOCKERS_RE, MENTION_WORDS, OUTER_PREFIXES, PREFIX_TABLE,
+                          QUOTE_PREFIX_RE, RANK_RE, TQDM_BAR_RE, TRIGGER_RE, could_open, marker_match, opener_match)
+from .textframes import Frame, frame_match, frames_location
 
 MAX_MESSAGE_CHARS = 100_000
 MAX_LINE_CHARS = 20_000
@@ -212,6 +212,21 @@ class Line:
             text = f"[Rank {marker_rank}] {text}"  # the rank the component named, kept in the message
         return FoundError(text[:MAX_MESSAGE_CHARS], [], number, ranks, logged_line=True, before=before,
                           logged_by=marker.re.pattern, logged_at=logged_at)
+
+
+def only_mentions(raw: str) -> bool:
+    """Whether raw, a line that holds a trigger literal, is a log record that only names an error word in passing
+    ("2026-12-07 10:00:00,000 WARNING dataloader.py:88] worker 3 slow (0 errors so far, no RuntimeError)"): read while
+    nothing is open, it begins no record and no traceback and changes nothing a later line is read with, so it may be
+    skipped as a line without a trigger is. A log record of its own (a time or level prefix, no rank's tag) whose
+    trigger literals are all error words (logpatterns.MENTION_WORDS) and that is no header, opener, marker or frame."""
+    line, rank, new_record, _, _ = clean_line_record(raw)
+    if not new_record or rank is not None or MENTION_BLOCKERS_RE.search(line) is not None:
+        return False
+    if any(word.group() not in MENTION_WORDS for word in TRIGGER_RE.finditer(line)):
+        return False
+    seen = Line.read(line)
+    return seen.header is None and seen.opener is None and seen.marker is None and frame_match(line) is None
 
 
 def json_error(line: str) -> str:

@@ -200,6 +200,15 @@ GREP_LITERALS = ("Traceback", "Error", "Exception", "Interrupt", "Exit", "Failur
                  "called", "发生异常", "xitcode", "countered in worker", "Could not do one pass", "Neither dataset nor", "File ", '", line ',
                  "py in ", "<ipython-input-", "Cell In", "Input In [", "THCudaCheck FAIL", "<class '",
                  "with the following error", "cognized arguments", "](http")
+# A log record that names an error word only in passing ("WARNING dataloader.py:88] worker 3 slow (0 errors so far,
+# no RuntimeError)"): the trigger literals it may hold, and what else in it could begin a record or change what a later
+# line means (an error word before a colon, inline code, a JSON message, ComfyUI's node, a chained exception's line,
+# loguru's values, rich's panels, pytest's places and sections, a prompt, an arrow); such a line, read while nothing is
+# open, is skipped as a line without a trigger is (logblocks.py)
+MENTION_WORDS = frozenset(("Error", "Exception", "Warning", "Interrupt", "Exit", "Failure"))
+MENTION_BLOCKERS_RE = lazy_compile(r'[`│╭╰└]|"message"|Node Type|when executing|During handling|direct cause|'
+                                   r"(?:Error|Exception|Warning|Interrupt|Exit|Failure):|\.pyx?:\d+(?::| in\b)|"
+                                   r"^\s*(?:[->→]|_{3}|={3})")
 # A rank's tag holds one of these (RANK_RE; Ray's and vLLM's "rank=3"): searched one by one, each far faster than together.
 RANK_TAG_RES = tuple(lazy_compile(re.escape(literal)) for literal in ("rank", "[default", "]<std"))
 INLINE_CODE_RE = lazy_compile(r"`([^`\n]{8,2000})`")

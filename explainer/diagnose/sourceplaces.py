@@ -1,5 +1,6 @@
 """Where a message says it was raised or logged: torch's C++ source place ("Exception raised from X at
-Y.cpp:N"), the place a glog prefix names, and the scripted source a TorchScript error quotes."""
+Y.cpp:N"), the place a glog prefix names, and the scripted source a TorchScript error quotes; and what a wrapper that
+re-raised the error says around it (vLLM's dumped inputs, Hydra's target)."""
 
 from __future__ import annotations
 
@@ -134,3 +135,56 @@ def script_source(text: str) -> dict[str, Any] | None:
     return {"file": where.group("file") or where.group("at_file"),
             "line": int(where.group("line") or where.group("at_line")),
             "function": where.group("func") or (defs[-1] if defs else ""), "code": quote[-1].strip()}
+
+
+# Wrappers that re-raise any error with words of their own before its message: the rule explains the error
+# inside; what the wrapper adds (a fact, by its group's name) is said after the rule's summary.
+WRAPPER_NOTES = [
+    # vLLM's model runner: "Error in model execution (input dumped to /tmp/err_execute_model_input_X.pkl): ..."
+    (lazy_compile(r"Error in model execution \(input dumped to (?P<input_dump>[^()\s]+)\): "),
+     "vLLM saved the inputs of the failing step to {input_dump}, to run that step again on its own."),
+    # transformers' and diffusers' lazy modules: "Failed to import transformers.X because of the following error (look
+    # up to see its traceback):", once per module of the import chain, the innermost last
+    (lazy_compile(r"Failed to import (?P<lazy_import>[\w.]+) because of the following error \(look up to see its traceback\)"),
+     "It was re-raised while {lazy_import} was being imported (the library's lazy import wraps any error raised at "
+     "import time; the traceback printed above this one shows where it happened)."),
+    (lazy_compile(r"look up to see its traceback\):\s*(?:Failed to import [\w.]+ because of the following error "
+                r"\(look up to see its traceback\):\s*)*Failed to import (?P<lazy_import_inner>[\w.]+) because"),
+     "The chain of imports ended in {lazy_import_inner}, whose import raised it."),
+    # Hydra's instantiate: "Error in call to target 'models.Net':" (or "Error in creating partial(models.Net, ...)
+    # object:"), then repr() of the error the call raised, then the config key that named the target ("full_key: model")
+    (lazy_compile(r"Error in (?:call to target '|creating partial\()(?P<hydra_target>[^'\s(),]+)"),
+     "Hydra's instantiate raised it from the call to the config's target {hydra_target}."),
+    (lazy_compile(r"Error in (?:call to target|creating partial)[^\n]*\n(?:[^\n]*\n)*?full_key: (?P<hydra_key>\S+)"),
+     "The config key that names that target: {hydra_key}."),
+    # a target instantiated inside it (a model's encoder): repr() of its InstantiationException, the innermost last, with
+    # its own full_key after an escaped line break
+    (lazy_compile(r"\A[\s\S]*InstantiationException\([\"']Error in (?:call to target '|creating partial\()(?P<hydra_inner>[^'\s(),]+)"
+                  r"[^\n]*?\\nfull_key: (?P<hydra_inner_key>[\w.]+)"),
+     "Inside it, instantiating the nested target {hydra_inner} (config key {hydra_inner_key}) raised the error."),
+    # Android's report of an app that crashed starting a component: "java.lang.RuntimeException: Unable to start activity
+    # ComponentInfo{org.pytorch.demo/org.pytorch.demo.MainActivity}: com.facebook.jni.CppException: ..."
+    (lazy_compile(r"Unable to (?:start|resume|create|instantiate) (?:activity|service|receiver|application) ComponentInfo\{"
+                  r"(?P<android_app>[\w.]+)/(?P<android_component>[\w.$]+)\}"),
+     "Android stopped the app {android_app} while it started {android_component}: the Java exception wraps the error "
+     "PyTorch's native library threw."),
+    # milabench's error report: each failed benchmark's name, underlined with carets, over its error
+    # ("Error Report\n------------\n\nefficientnet_b4.D0\n^^^^^^^^^^^^^^^^^^\n    torch.cuda.OutOfMemoryError: ...")
+    (lazy_compile(r"Error Report\n-{4,}\n\s*\n(?P<milabench_bench>[\w.\-]+)\n\^{4,}\n"),
+     "milabench's error report lists it under the benchmark {milabench_bench}, the first of the report's failures."),
+    # Triton Inference Server's model repository: "failed to load 'hrnet_libtorch' version 1: Internal: load failed for
+    # libtorch model -> 'hrnet_libtorch': ..."
+    (lazy_compile(r"failed to load '(?P<triton_model>[^'\s]+)' version (?P<triton_model_version>\d+): \w+: load failed "
+                  r"for (?P<triton_backend>\w+) model"),
+     "Triton Inference Server's {triton_backend} backend raised it loading the model {triton_model} (version "
+     "{triton_model_version})."),
+]
+
+
+def wrapper_facts(text: str) -> dict[str, Any]:
+    """The values a wrapper's words around the error hold (vLLM's dumped input)."""
+    facts: dict[str, Any] = {}
+    for pattern, _ in WRAPPER_NOTES:
+        if (found := pattern.search(text)) is not None:
+            facts.update(found.groupdict())
+    return facts

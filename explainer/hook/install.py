@@ -63,7 +63,18 @@ def _excepthook(etype: type[BaseException], value: BaseException, tb: TracebackT
         return
     printed, refused = _print_recorded(previous, etype, value, tb)
     if not refused:  # a stream that refused Python's traceback gets nothing more from us
+        _pass_on_traceback()
         report(value, tb, sys.stderr, printed=printed, process_failure=True)
+
+
+def _pass_on_traceback() -> None:
+    """Under torch.distributed's rank hook, the traceback it holds back is printed before the diagnosis starts."""
+    try:
+        from .rankbuffer import pass_on_buffered_traceback
+
+        pass_on_buffered_traceback()
+    except Exception:  # the explainer must never make a crash worse: torch's hook prints it, later
+        pass
 
 
 def _thread_excepthook(args: Any) -> None:

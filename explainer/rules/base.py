@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import marshal
 import os
@@ -15,11 +16,11 @@ from typing import Any
 from explainer._cache import (NO_CACHE, cache_file, folder_index_path, load_index, load_marshal, open_cache, save_index,
                               save_marshal, sha1)
 from explainer._errors import RuleError
-from explainer._gc import paused_gc
+from explainer._gc import collecting_gc, paused_gc
 from explainer._lazyre import lazy_compile
 
 from .engine import engine_stamp, known_codes, parsed_codes
-from .packs import Pack, discover_packs, display_path
+from .packs import Pack, discover_packs, display_path, team_problems_line
 from .prefilter import Sample, gated_rules, gates, open_gates, required_runs
 from .files import builtin_rules_dir, installed_folder_stats, rule_file_stats
 from .rule import (DETAIL_FIELDS, MATCH_FIELDS, Rule, load_rule_file, rule_to_data, rules_from_index,
@@ -56,6 +57,8 @@ class RuleBase:
         self.team_problems = [] if team_problems is None else team_problems
         # Where a matched rule's probes come from when they are imported on demand (LazyProbes), else None.
         self.probe_registry = probe_registry
+        # Rules not tried (one explanation's rules that stepped aside), and rules whose text failed to render (why).
+        self.skipped, self.failed_texts = frozenset(), {}
         # Higher priority first; at equal priority, the order packs were given (team packs before
         # the built-in rules, so a team rule wins a tie), then by id.
         pack_order = {}
@@ -91,7 +94,7 @@ class RuleBase:
         for rule in self.candidates(text):
             if found is not None and rule.priority <= found.rule.priority:
                 return None
-            if rule.kind == "error" and rule.id not in self.timeouts:
+            if rule.kind == "error" and rule.id not in self.timeouts and rule.id not in self.skipped:
                 if (more := match_rule(rule, text, self.timeouts, code)) is not None:
                     return self._ready(more)
         return None
@@ -110,11 +113,17 @@ class RuleBase:
         for rule in self.candidates(text):
             # A rule whose pattern once ran past the timeout is not tried again in this process:
             # a log with thousands of errors must not pay the timeout thousands of times.
-            if rule.kind != kind or rule.id in self.timeouts:
+            if rule.kind != kind or rule.id in self.timeouts or rule.id in self.skipped:
                 continue
             found = match_rule(rule, text, self.timeouts, code)
             if found is not None:
                 yield self._ready(found)
+
+    def without(self, rule_id: str) -> RuleBase:
+        """This rule base less one rule, for one explanation (the rule stepped aside): shares all else."""
+        other = copy.copy(self)
+        other.skipped, other._opened = self.skipped | {rule_id}, None
+        return other
 
     def _ready(self, found: Match) -> Match:
         """found, with its rule's probes registered (a match is what needs them)."""
@@ -270,7 +279,7 @@ def load_folder(folder: Path, *, pack: str, known_probes, display_root: Path | N
     # builds does not parse them all with jinja2 again (about a third of the build); a team's rules are checked.
     check_templates = not (cached and pack == "builtin")
     rules, problems = [], []
-    with parsed_codes(active=index is not None) as recorded:
+    with parsed_codes(active=index is not None) as recorded, collecting_gc(active=index is not None):
         for path, _, _ in files:
             try:
                 rules.append(load_rule_file(Path(path), pack=pack, known_probes=known_probes,
@@ -460,7 +469,8 @@ def reset_default_rulebase() -> None:
 
 
 def problems_notice() -> str:
-    """Lines for the hook, each printed once per process: broken team rules, and patterns that timed out."""
+    """Lines for the hook, each printed once per process: broken team rules, patterns that timed out, and rules whose
+    text failed to render."""
     with _lock:
         rulebase = _default
         if rulebase is None:
@@ -468,24 +478,14 @@ def problems_notice() -> str:
         lines = []
         if rulebase.team_problems and "load" not in _noticed:
             _noticed.add("load")
-            lines.append(_team_problems_line(rulebase.team_problems))
+            lines.append(team_problems_line(rulebase.team_problems))
         for rule_id in sorted(rulebase.timeouts - _noticed):
             _noticed.add(rule_id)
             lines.append(f"torch-explainer: rule {rule_id} took over {MATCH_TIMEOUT_S}s to match and was "
                          f"skipped; run 'explainer rules test'\n")
+        for rule_id, failure in sorted(rulebase.failed_texts.items()):
+            if (key := f"text {rule_id}") not in _noticed:
+                _noticed.add(key)
+                lines.append(f"torch-explainer: rule {rule_id}'s text failed to render ({failure}) and it was "
+                             f"skipped; run 'explainer rules test'\n")
         return "".join(lines)
-
-
-def _team_problems_line(problems: list[RuleError]) -> str:
-    """One line for the team rules' problems: broken rule files are skipped; a pack's own problem (its prefix
-    claimed already, an unreadable pack.yaml, probes that cannot be imported) is said as a pack's, not a rule's."""
-    in_packs = sum(1 for p in problems if p.rule is None and not str(p.file).endswith(".md"))
-    in_rules = len(problems) - in_packs
-    said = [f"skipped {in_rules} broken team rule{'s' if in_rules != 1 else ''}"] if in_rules else []
-    if in_packs:
-        said.append(f"{in_packs} problem{'s' if in_packs != 1 else ''} with "
-                    f"{'a team rule pack' if in_packs == 1 else 'team rule packs'}")
-    first = problems[0]
-    where = f"{first.file}:{first.line}" if first.line else first.file
-    who = f" rule {first.rule}:" if first.rule else ""
-    return f"torch-explainer: {' and '.join(said)} ({where}:{who} {first.message}); run 'explainer rules check'\n"

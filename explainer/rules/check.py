@@ -284,11 +284,28 @@ def _compile_findings(rules: list[Rule]) -> list[Finding]:
 
     found = []
     for rule in rules:
-        for source in dict.fromkeys(rule.templates):
+        lines = _field_lines_of(rule)
+        for fld, source in dict.fromkeys(_template_fields(rule)):
             if (problem := compile_problem(source)) is not None:
-                found.append(Finding(rule.file, rule.line, rule.id, f"template does not compile: {problem}",
-                                     hint=f"the template: {source[:120]}"))
+                found.append(Finding(rule.file, lines.get(fld, rule.line), rule.id,
+                                     f"{fld}: template does not compile: {problem}", hint=f"the template: {source[:120]}"))
     return found
+
+
+def _template_fields(rule: Rule) -> list[tuple[str, str]]:
+    """(field, template) for each of the rule's templates: 'summary[0]', 'fixes[1]', or 'fixes[1][0]' for the first
+    alternative of a fix written as a list (as a rule file's field lines name them)."""
+    fields = [(f"summary[{i}]", source) for i, source in enumerate(rule.summary)]
+    for i, alternatives in enumerate(rule.fixes):
+        fields += [(f"fixes[{i}]" if len(alternatives) == 1 else f"fixes[{i}][{j}]", source)
+                   for j, source in enumerate(alternatives)]
+    return fields
+
+
+def _field_lines_of(rule: Rule) -> dict[str, int]:
+    """The line of each field of the rule's file (a loaded rule keeps only its id's)."""
+    page = _read_page(Path(rule.file))
+    return page.lines if page is not None else {}
 
 
 def run_test(scope: Scope, explain: Callable[..., Any] | None = None) -> list[Finding]:
@@ -299,8 +316,11 @@ def run_test(scope: Scope, explain: Callable[..., Any] | None = None) -> list[Fi
     for rule in scope.subjects:
         if rule.kind == "signal":
             continue
+        findings.extend(_unguarded_override(rulebase, rule))
         for number, example in enumerate(rule.examples, 1):
             failed = _test_example(rulebase, rule, number, example)
+            if not failed:
+                failed = _render_failures(rule, number, example)
             if not failed and explain is not None:
                 failed = title_only(rule, number, example, explain(example.message, rulebase=rulebase))
             findings.extend(failed)
@@ -313,6 +333,26 @@ def run_test(scope: Scope, explain: Callable[..., Any] | None = None) -> list[Fi
             elif timeouts:
                 findings.append(_timeout(rule, example, f"counter-example {number}"))
     return findings
+
+
+def _unguarded_override(rulebase: RuleBase, rule: Rule) -> list[Finding]:
+    """A team rule without `requires` that answers built-in rules' own examples before them: it replaces their
+    diagnosis for every such error, the team's or not. With `requires`, it steps aside wherever its probes do not
+    find what it names (the team's object), and the built-in rule answers."""
+    if rule.pack == "builtin" or rule.kind != "error" or rule.requires:
+        return []
+    taken = [f"{other.id} example {number}" for other in rulebase.rules if other.pack == "builtin" and other.kind == "error"
+             for number, example in enumerate(other.examples, 1)
+             if match_rule(rule, example.message) is not None and (claimed := rulebase.claim(example.message)) is not None
+             and claimed.rule.id == rule.id]
+    if not taken:
+        return []
+    shown = ", ".join(taken[:3]) + (f" and {len(taken) - 3} more" if len(taken) > 3 else "")
+    return [Finding(rule.file, _field_lines_of(rule).get("patterns", rule.line), rule.id,
+                    f"answers {len(taken)} built-in rule example{'s' if len(taken) != 1 else ''} before their own rule "
+                    f"({shown}), whatever raised them",
+                    hint="add `requires: [FACT]`, a fact the rule's probe provides only where it finds your object: "
+                         "elsewhere the rule steps aside and the next rule answers; or make the patterns more precise")]
 
 
 def _test_example(rulebase: RuleBase, rule: Rule, number: int, example: Example) -> list[Finding]:
@@ -335,6 +375,28 @@ def _test_example(rulebase: RuleBase, rule: Rule, number: int, example: Example)
                     f"example {number} is claimed first by {other.id} ({other.file}:{other.line})",
                     hint=f"make one of the two patterns more precise, or set this rule's priority above "
                          f"{other.priority} (rules are tried by priority, higher first)")]
+
+
+def _render_failures(rule: Rule, number: int, example: Example) -> list[Finding]:
+    """Each template that raises when rendered with the facts the example's message gives (its pattern's groups,
+    error_type, message): a template's own bug (`{{ n / 0 }}`, an attribute of a number), found before a crash does;
+    a template that needs a fact the message lacks is passed over, as at run time."""
+    from .templates import compile_problem, render_failure
+
+    found = match_rule(rule, example.message)
+    if found is None:
+        return []
+    first = example.message.split("\n", 1)[0]
+    facts = {"error_type": first.split(":", 1)[0] if ":" in first else "", "message": example.message, **found.groups}
+    failures = [(fld, source, problem) for fld, source in dict.fromkeys(_template_fields(rule))
+                if compile_problem(source) is None and (problem := render_failure(source, facts)) is not None]
+    lines = _field_lines_of(rule) if failures else {}
+    return [Finding(rule.file, lines.get(fld, rule.line), rule.id,
+                    f"{fld}: {problem.partition(': ')[0]} rendering it with example {number}'s facts: "
+                    f"{problem.partition(': ')[2]}",
+                    hint="the template fails with every fact it names known; at run time the rule steps aside for "
+                         f"the next one. The template: {source[:120]}")
+            for fld, source, problem in failures]
 
 
 def title_only(rule: Rule, number: int, example: Example, diagnosis: Any) -> list[Finding]:

@@ -321,3 +321,18 @@ def import_probes(path: Path) -> None:
     except BaseException:
         del sys.modules[name]
         raise
+
+
+def team_problems_line(problems: list[RuleError]) -> str:
+    """One line for the team rules' problems: broken rule files are skipped; a pack's own problem (its prefix
+    claimed already, an unreadable pack.yaml, probes that cannot be imported) is said as a pack's, not a rule's."""
+    in_packs = sum(1 for p in problems if p.rule is None and not str(p.file).endswith(".md"))
+    in_rules = len(problems) - in_packs
+    said = [f"skipped {in_rules} broken team rule{'s' if in_rules != 1 else ''}"] if in_rules else []
+    if in_packs:
+        said.append(f"{in_packs} problem{'s' if in_packs != 1 else ''} with "
+                    f"{'a team rule pack' if in_packs == 1 else 'team rule packs'}")
+    first = problems[0]
+    where = f"{first.file}:{first.line}" if first.line else first.file
+    who = f" rule {first.rule}:" if first.rule else ""
+    return f"torch-explainer: {' and '.join(said)} ({where}:{who} {first.message}); run 'explainer rules check'\n"

@@ -22,7 +22,7 @@ FRONT_MATTER_RE = lazy_compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n?(.*)\Z", re.S)
 KNOWN_FIELDS = {
     "id", "kind", "category", "title", "priority", "patterns", "summary", "fixes", "probes",
     "examples", "counter_examples", "fixture", "related", "tags", "facts", "context", "joins", "code",
-    "code_gates",
+    "code_gates", "requires",
 }
 # "error" rules match exception messages; "signal" rules are raised by the training monitor and
 # curve analysis from measured facts, so they have no patterns.
@@ -32,6 +32,15 @@ KNOWN_FIELDS = {
 KINDS = ("error", "signal", "foreign")
 # Facts every diagnosis has, whatever the pattern: usable in any template.
 COMMON_FACTS = frozenset({"error_type", "message"})
+
+
+class StepAside(Exception):
+    """A matched rule that does not answer this error (its `requires` facts were not found, or its text failed to
+    render: failure), so that the next rule does."""
+
+    def __init__(self, rule_id: str, failure: str | None = None) -> None:
+        super().__init__(rule_id)
+        self.rule_id, self.failure = rule_id, failure
 
 
 class Example(NamedTuple):  # a named tuple: made at import far faster than a dataclass (the crash-time budget)
@@ -53,7 +62,8 @@ class Rule:  # a plain class, not a dataclass: made at every crash's import (a d
                  related: Sequence[str] = (), tags: Sequence[str] = (), pack: str = "builtin", line: int = 1,
                  kind: str = "error", facts: Sequence[str] = (), literals: Sequence[list[list[str]] | None] = (),
                  context_sources: Sequence[str] = (), code_sources: Sequence[str] = (),
-                 code_gates: Sequence[int] = (), joins: Sequence[str] = (), _compiled: list[Any] | None = None) -> None:
+                 code_gates: Sequence[int] = (), joins: Sequence[str] = (), requires: Sequence[str] = (),
+                 _compiled: list[Any] | None = None) -> None:
         self.id, self.category, self.title = id, category, title
         self.pattern_sources, self.groups = pattern_sources, groups
         self.summary = summary
@@ -74,6 +84,8 @@ class Rule:  # a plain class, not a dataclass: made at every crash's import (a d
         self.code_gates = list(code_gates)
         # rule ids (globs) of the errors this record is part of when printed next to one (anomaly mode's warning)
         self.joins = list(joins)
+        # facts the rule answers only with (a team probe's, where it found the team's object): else it steps aside
+        self.requires = list(requires)
         # each pattern's code as regex's parser made it (engine.codes_of), kept in the folder index: built without the parser
         self.pattern_codes: dict[str, tuple] = {}
         self._compiled = _compiled
@@ -124,7 +136,7 @@ class Rule:  # a plain class, not a dataclass: made at every crash's import (a d
 # for a rule whose gate is in the message (or that is used otherwise).
 DATA_FIELDS = ("id", "category", "title", "pattern_sources", "groups", "summary", "fixes", "probes", "examples",
                "counter_examples", "body", "file", "priority", "fixture", "related", "tags", "pack", "line", "kind",
-               "facts", "literals", "gates", "context_sources", "code_sources", "code_gates", "joins", "pattern_codes")
+               "facts", "literals", "gates", "context_sources", "code_sources", "code_gates", "joins", "requires", "pattern_codes")
 MATCH_FIELDS = ("id", "category", "priority", "pack", "kind", "gates")
 DETAIL_FIELDS = tuple(name for name in DATA_FIELDS if name not in MATCH_FIELDS)
 
@@ -275,6 +287,11 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
     code_gates = _code_gates(data.get("code_gates"), len(raw_patterns), bool(code), fail)
     groups_known = groups | (set() if code_gates else code_groups)  # (with gates, only where a sign was found)
     provided = set(COMMON_FACTS) | groups_known | code_groups | context_groups | set(declared_facts) | _probe_facts(probes, known_probes, fail)
+    requires = _string_list(data.get("requires"), "requires", fail)
+    for i, name in enumerate(requires):
+        if name not in provided and patterns_ok and known_probes is not None:
+            fail(f"requires[{i}]", f"requires {name!r}, which no pattern group or probe provides",
+                 f"facts the patterns and probes provide: {', '.join(sorted(provided - set(COMMON_FACTS)))}")
     summary = _string_list(data.get("summary"), "summary", fail, required=True)
     fixes = _fix_list(data.get("fixes"), fail)
     if check_templates:
@@ -301,7 +318,7 @@ def _build_rule(data: dict, body: str, file: str, lines: dict[str, int], pack: s
         fixes=fixes, probes=probes, examples=examples, counter_examples=counter_examples,
         body=body, file=file, priority=priority, fixture=fixture, related=related, tags=tags,
         pack=pack, line=lines.get("id", 2), kind=kind, facts=declared_facts, literals=cached_literals or [],
-        context_sources=context, code_sources=code, code_gates=code_gates, joins=joins,
+        context_sources=context, code_sources=code, code_gates=code_gates, joins=joins, requires=requires,
     )
 
 

@@ -65,7 +65,7 @@ def scaffold(rule_id: str, pattern: str, *, example: str | None = None, category
         (folder / PACK_FILE).write_text(f"prefix: {prefix}\n", encoding="utf-8")
         written.append(folder / PACK_FILE)
     rule_path.parent.mkdir(parents=True, exist_ok=True)
-    header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10**6)
+    header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=10**6) + _REQUIRES_NOTE
     rule_path.write_text(f"---\n{header}---\n{_BODY}", encoding="utf-8")
     (folder / script).parent.mkdir(parents=True, exist_ok=True)
     (folder / script).write_text(_repro_script(rule_id, example), encoding="utf-8")
@@ -221,6 +221,11 @@ def _prints_verbatim(cls, message: str) -> bool:
     except Exception:  # noqa: BLE001 - e.g. UnicodeDecodeError needs five arguments
         return False
 
+
+# Said in the file, for a rule that refines a built-in answer (`rules test` reports one without it).
+_REQUIRES_NOTE = ("# probes: [your_probe]   # facts your pack's probes.py reads from your live objects\n"
+                  "# requires: [your_fact]  # answer only where a probe found your object (elsewhere the next rule,\n"
+                  "#                        # a built-in one, answers)\n")
 
 _BODY = """## What it means
 

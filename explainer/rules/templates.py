@@ -207,3 +207,26 @@ def render_first(sources: list[str], facts: dict[str, Any]) -> str | None:
         if text:
             return text
     return None
+
+
+def render_failure(source: str, facts: dict[str, Any]) -> str | None:
+    """What rendering source with facts raises although every fact it needs is known ("ZeroDivisionError: division by
+    zero", "UndefinedError: 'int object' has no attribute 'foo'"): the template's own bug, where render only gives
+    None; None when it renders, or when it lacks a fact (the ordinary reason a template is passed over)."""
+    try:
+        if not required_fields(source) <= facts.keys():
+            return None
+        _compile(source).render(facts)
+    except Exception as error:  # noqa: BLE001 - whatever jinja2 or a filter raises is the template's to report
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
+def summary_failure(sources: list[str], facts: dict[str, Any]) -> str | None:
+    """Why no summary template rendered, where one failed with every fact it needs known: "ZeroDivisionError in
+    summary 1: division by zero" (numbered from 1, as `rules test` numbers examples); None otherwise."""
+    for number, source in enumerate(sources, 1):
+        if (failure := render_failure(source, facts)) is not None:
+            kind, _, detail = failure.partition(": ")
+            return f"{kind} in summary {number}: {detail}" if detail else f"{kind} in summary {number}"
+    return None

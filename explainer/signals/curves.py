@@ -224,10 +224,12 @@ def _unstable(history: History, report: CurveReport, sigma: float | None, width:
     fell = start - best
     gave_back = (end - best) / fell if fell > 0 else 0.0
     # Climbed back after falling, or ended well above where it started (it blew up within the first block).
-    diverging = (best_index < len(smooth) - 2 and best > 0 and end > DIVERGE_RISE * best and (
-        fell <= 0 or gave_back >= DIVERGE_KEEP)) or (start > 0 and end > DIVERGE_RISE * start)
-    if diverging:
-        facts["rise_from_best_pct"] = _pct(end / best - 1)
+    climbed_back = best_index < len(smooth) - 2 and best > 0 and end > DIVERGE_RISE * best and (
+        fell <= 0 or gave_back >= DIVERGE_KEEP)
+    rose = start > 0 and end > DIVERGE_RISE * start
+    if climbed_back or rose:
+        facts.update(_rise_facts(start, best, end, climbed_back))
+    diverging = climbed_back or rose
     bumps = _bumps(report.smooth_steps, smooth, sigma, width, start)
     if bumps:
         facts["bump_steps"] = [_num(s) for s in bumps[:5]]
@@ -241,6 +243,17 @@ def _unstable(history: History, report: CurveReport, sigma: float | None, width:
         facts.update(val_jump_before=significant(jumps[0][1]), val_jump_to=significant(jumps[0][2]))
     spiky = len(report.spike_steps) >= max(MIN_SPIKES, len(losses) // 100)
     return spiky or diverging or len(bumps) >= MIN_BUMPS or peak is not None or bool(jumps)
+
+
+def _rise_facts(start: float, best: float, end: float, climbed_back: bool) -> dict[str, Any]:
+    """How far a diverging curve ended above its best level: a percentage when it climbed back part of the way,
+    a factor when it grew by orders of magnitude, and, when its best is at its end (it rose from the start), the
+    factor over where it started (a rise "0% above its best" says nothing)."""
+    if not climbed_back:
+        return {"rise_from_start_x": significant(end / start)}
+    if end >= 10 * best:
+        return {"rise_from_best_x": significant(end / best)}
+    return {"rise_from_best_pct": _pct(end / best - 1)}
 
 
 def _rise_over_first(steps: list[float], smooth: list[float], first: float,

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 EXPLODE_SINCE_FACTOR = 10.0   # an explosion is dated from the first step at 10x the healthy norm
 EXPLODE_REF_SKIP = 3      # the healthy reference leaves out the latest steps, so a climb over a few steps shows
 NORM_WINDOW = 20          # steps of total norm in the healthy reference
+USUAL_CLIP = 1.0          # the clipping value advised where the run shows no healthy norm to scale one from
 
 
 class ExplosionChecks:
@@ -87,14 +88,19 @@ class ExplosionChecks:
 
     def _explosion_facts(self, index: int, baseline: float | None, squares: list[float]) -> dict[str, Any]:
         """Since when the norm climbs, its recent history, the layer growing fastest and a clipping value."""
-        facts: dict[str, Any] = {"clip_to": significant(baseline * 2 if baseline else self.max_grad_norm / 10)}
+        # No healthy norm to scale a clipping value from (none logged, or large from the first step): a usual one.
+        facts: dict[str, Any] = {"clip_to": USUAL_CLIP}
         first = max(0, index - 5)
         facts["norm_history"] = ", ".join(f"{self.steps[j]}: {significant(self.grad_norms[j])}" for j in range(first, index + 1))
         if self.optimizer is not None:
             facts["lr"] = _lr(self.optimizer)
         if baseline is None or baseline <= 0:
             return facts
-        facts["median_grad_norm"] = significant(baseline)
+        if baseline > self.max_grad_norm and index <= NORM_WINDOW:
+            # The reference holds the run's first steps and is already beyond the threshold: it was never healthy.
+            facts.update(start_grad_norm=significant(self.grad_norms[0]), first_step=self.steps[0])
+        else:
+            facts.update(median_grad_norm=significant(baseline), clip_to=significant(baseline * 2))
         total = self.grad_norms[index]
         if math.isfinite(total):
             facts["jump_orders"] = round(math.log10(total / baseline), 1)

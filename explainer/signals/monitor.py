@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
 from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -25,8 +26,10 @@ from explainer._diagnosis import Diagnosis
 
 from .curves import History, classify, significant
 from .explosion import EXPLODE_SINCE_FACTOR, NORM_WINDOW, ExplosionChecks, _healthy, _lr
-from .gradnorms import LayerGroups, StepFigures
+from .gradnorms import SPARSE_TYPES, LayerGroups, StepFigures
 from .monitor_log import FigureLog
+from .places import user_caller
+from .stalls import accumulating, dead_facts, model_activations, optimizer_gap
 
 if TYPE_CHECKING:
     import torch
@@ -100,6 +103,8 @@ class TrainingMonitor(ExplosionChecks):
         self._analysed_at = 0
 
         self._inputs: tuple[tuple, dict] | None = None
+        self._call_site: tuple[str, int] | None = None  # (file, line) of the user's code that called the model
+        self._user_files: dict[str, bool] = {}
         self._hook = model.register_forward_pre_hook(self._capture, with_kwargs=True) if capture_inputs else None
         self._log = FigureLog(Path(log_path)) if log_path is not None else None
 
@@ -111,6 +116,7 @@ class TrainingMonitor(ExplosionChecks):
         # Evaluation forwards run under no_grad: the step to re-check is the last one that trains.
         if torch.is_grad_enabled():
             self._inputs = (args, kwargs)
+            self._call_site = user_caller(sys._getframe(1), self._user_files)
 
     def step(self, loss: torch.Tensor | float, step: int | None = None) -> None:
         """Record this step's loss and gradient norms; call after `loss.backward()`."""
@@ -252,7 +258,8 @@ class TrainingMonitor(ExplosionChecks):
             bad_groups = [self.group_names[g] for g, s in enumerate(squares) if not math.isfinite(s)]
             if bad_groups:
                 facts["nonfinite_groups"] = bad_groups[:10]
-        found = locate(self.model, *(self._inputs if self._inputs else (None, None)), loss_finite=not bad_loss)
+        found = locate(self.model, *(self._inputs if self._inputs else (None, None)), loss_finite=not bad_loss,
+                       call_site=self._call_site)
         facts.update(found["facts"], monitored=True)
         if self.optimizer is not None:
             facts["lr"] = _lr(self.optimizer)
@@ -293,7 +300,8 @@ class TrainingMonitor(ExplosionChecks):
                                 + (", ..." if len(low) > 6 else ""),
             "vanishing_params": ", ".join(n for i in low[:3] for n in self.group_params[groups[i]])
                                 + (", ..." if len(low) > 3 else ""),
-            "recurrent": any(self.group_types[groups[i]] in RECURRENT_TYPES for i in low)}
+            "recurrent": any(self.group_types[groups[i]] in RECURRENT_TYPES for i in low),
+            **model_activations(self._modules)}
         if self.optimizer is not None:
             facts["lr"] = _lr(self.optimizer)
         self._raise("signal.vanishing_gradients", facts)
@@ -304,28 +312,36 @@ class TrainingMonitor(ExplosionChecks):
         if report.curve in ("unstable", "overfitting") and report.rule not in self._raised:
             if self.optimizer is not None:
                 facts["lr"] = _lr(self.optimizer)
+            if report.curve == "unstable" and self._accumulating(facts):
+                self._raised.add(report.rule)  # the swings are the accumulated gradient's: said once, as that
+                return
             self._raise(report.rule, facts)
         elif report.curve == "underfitting" and len(self.steps) >= self.patience and not self._raised & STUCK:
             self._stuck(facts)
 
     def _stuck(self, facts: dict[str, Any]) -> None:
-        """The loss barely moves: vanishing gradients, a learning rate too low, or neither (capacity, signal)."""
-        rms = self.group_grad_rms()
-        flowing = [(name, value) for name, value in rms.items() if value > 0]
+        """The loss barely moves: weights the optimizer cannot move, dead layers, accumulating gradients, vanishing
+        gradients, a learning rate too low, or neither (capacity, signal)."""
         if self.optimizer is not None:
             facts["lr"] = _lr(self.optimizer)
         if self.update_ratio is not None:
             facts["update_ratio"] = significant(self.update_ratio)
-        if flowing:
+        if self._not_updated(facts) or self._dead(facts) or self._accumulating(facts):
+            return
+        rms = self.group_grad_rms()
+        types = dict(zip(self.group_names, self.group_types))
+        # Embedding tables get a gradient on the rows a batch used only: their per-element RMS is not comparable.
+        flowing = [(name, value) for name, value in rms.items() if value > 0 and types[name] not in SPARSE_TYPES]
+        if len(flowing) >= 2:
             early_name, early = flowing[0]
-            late_name, late = max(flowing[len(flowing) // 2:], key=lambda item: item[1])
+            late_name, late = max(flowing[max(1, len(flowing) // 2):], key=lambda item: item[1])
             ratio = early / late
-            types = dict(zip(self.group_names, self.group_types))
-            facts.update(early_group=early_name or "(root)", early_type=types[early_name], early_grad_rms=significant(early),
-                         late_group=late_name or "(root)", late_type=types[late_name], late_grad_rms=significant(late),
-                         grad_ratio=significant(ratio))
+            facts.update(early_group=early_name or "(root)", early_type=types[early_name],
+                         early_grad_rms=significant(early), late_group=late_name or "(root)",
+                         late_type=types[late_name], late_grad_rms=significant(late), grad_ratio=significant(ratio))
             if ratio < VANISH_RATIO:
                 facts["orders"] = round(math.log10(late / early), 1)
+                facts.update(model_activations(self._modules))
                 self._raise("signal.vanishing_gradients", facts)
                 return
         if self.update_ratio is None and self.measure_updates:
@@ -339,6 +355,35 @@ class TrainingMonitor(ExplosionChecks):
             self._raise("signal.lr_too_low", facts)
             return
         self._raise("signal.underfitting", facts)
+
+    def _not_updated(self, facts: dict[str, Any]) -> bool:
+        """The optimizer cannot move the watched weights (holds none of them, or at lr 0), or they did not move."""
+        gap = optimizer_gap(self.optimizer, self._names, self._params) if self.optimizer is not None else None
+        if gap is None and self.update_ratio != 0.0:
+            return False
+        facts.update(gap or {"case": "no_change"})
+        self._raise("signal.weights_not_updated", facts)
+        return True
+
+    def _dead(self, facts: dict[str, Any]) -> bool:
+        """Early layers whose gradient is exactly zero while later ones get one: dead or saturated units."""
+        found = dead_facts(self.group_grad_rms(), self.group_types, self._group_of, self._names, self._params)
+        if found is None:
+            return False
+        facts.update(found)
+        self._raise("signal.dead_layers", facts)
+        return True
+
+    def _accumulating(self, facts: dict[str, Any]) -> bool:
+        """The gradient norm climbs about linearly step after step: `.grad` is never zeroed."""
+        if "signal.grad_accumulation" in self._raised:
+            return True
+        found = accumulating(self.steps, self.grad_norms)
+        if found is None:
+            return False
+        facts.update(found)
+        self._raise("signal.grad_accumulation", facts)
+        return True
 
     def _raise(self, rule_id: str, facts: dict[str, Any], culprits: list[dict[str, Any]] | None = None) -> None:
         from explainer.diagnose.explain import diagnose_signal
@@ -395,7 +440,8 @@ class TrainingMonitor(ExplosionChecks):
         self.close()
 
 
-STUCK = {"signal.vanishing_gradients", "signal.lr_too_low", "signal.underfitting"}
+STUCK = {"signal.vanishing_gradients", "signal.lr_too_low", "signal.underfitting", "signal.weights_not_updated",
+         "signal.dead_layers", "signal.grad_accumulation"}
 RECURRENT_TYPES = {"RNN", "LSTM", "GRU"}
 
 

@@ -23,9 +23,7 @@ itself was non-finite (the loss's backward made it).
 
 from __future__ import annotations
 
-import linecache
 import math
-import os
 import sys
 from typing import Any
 
@@ -37,12 +35,27 @@ from explainer._inspect import dtype_name, is_user_file, module_repr
 from explainer._pycode import module_expression
 
 from .curves import significant
+from .places import place_text, user_place
 
 # Operators shown by the symbol a user writes.
 _OP_SYMBOLS = {"div": "/", "true_divide": "/", "mul": "*", "pow": "**", "matmul": "@", "sub": "-", "add": "+",
                "__truediv__": "/", "__rtruediv__": "/", "__mul__": "*", "__rmul__": "*", "__pow__": "**",
                "__rpow__": "**", "__matmul__": "@", "__sub__": "-", "__rsub__": "-", "__add__": "+",
                "__radd__": "+", "__itruediv__": "/=", "__imul__": "*=", "__iadd__": "+=", "__isub__": "-="}
+
+
+# Operations that make a NaN/Inf from finite inputs at a point of their domain (log 0, x / 0, sqrt of a negative,
+# exp of a large value): an eps or a clamp guards them. Any other operation (`linear`, `@`, `conv2d`, `*`) makes
+# one only by overflowing: its operands are too large, and no eps helps.
+DOMAIN_OPS = {"log", "log2", "log10", "log1p", "log_", "/", "/=", "div", "div_", "true_divide", "reciprocal",
+              "sqrt", "rsqrt", "**", "pow", "pow_", "exp", "exp_", "expm1", "exp2", "acos", "asin", "atanh",
+              "acosh", "lgamma", "digamma", "polygamma", "xlogy", "logit", "erfinv", "tan"}
+# Operations whose derivative is infinite where their value is finite (the gradient of sqrt, a norm, log or a
+# fractional power at 0, of a division by ~0, of acos/asin at +-1): an eps guards the backward.
+SINGULAR_DERIVATIVE_OPS = {"sqrt", "rsqrt", "norm", "vector_norm", "linalg_norm", "log", "log2", "log10", "log1p",
+                           "**", "pow", "/", "/=", "div", "div_", "true_divide", "reciprocal", "acos", "asin",
+                           "atanh", "cdist", "pdist", "std", "where", "logit", "xlogy", "normalize", "cosine_similarity",
+                           "atan2", "sqrt_"}
 
 
 def _float_tensors(value: Any) -> list[torch.Tensor]:
@@ -87,21 +100,12 @@ def display_name(name: str) -> str:
     return name or "model"  # the model itself, as the user's code most often names it
 
 
-def user_place() -> str | None:
-    """`file.py:12` (`code`) of the innermost user frame running now: the line that ran the operation."""
-    frame = sys._getframe(1)
-    while frame is not None and not is_user_file(frame.f_code.co_filename):
-        frame = frame.f_back
-    if frame is None:
-        return None
-    code = linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()
-    code = code.split("  #", 1)[0].rstrip()  # an inline comment is not the code
-    return f"{os.path.basename(frame.f_code.co_filename)}:{frame.f_lineno}" + (f" (`{code}`)" if code else "")
-
-
 def locate(model: torch.nn.Module, args: tuple | None, kwargs: dict | None, *,
-           loss_finite: bool | None = None) -> dict[str, Any]:
+           loss_finite: bool | None = None, call_site: tuple[str, int] | None = None) -> dict[str, Any]:
     """Facts and culprits about where the first non-finite value was made, forward or backward.
+
+    `call_site` is (file, line) of the user's code that called the model in the real step: named when the
+    operation ran in no forward of the user's.
 
     The re-run keeps the caller's state: random number generators are forked, buffers (BatchNorm
     running statistics) are restored afterwards and no `.grad` is touched.
@@ -124,6 +128,8 @@ def locate(model: torch.nn.Module, args: tuple | None, kwargs: dict | None, *,
         origin = trace.forward_origin()
         if origin is not None:
             facts.update(origin_facts(origin))
+            if "op_place" not in facts and call_site is not None and is_user_file(call_site[0]):
+                facts["call_place"] = place_text(*call_site)
             if trace.first_output and trace.first_output.name != origin["frame"]:
                 facts["first_output_module"] = display_name(trace.first_output.name)
             culprits.append({"name": origin["frame"] or "model", "kind": "module", "type": origin["module_type"],
@@ -132,13 +138,21 @@ def locate(model: torch.nn.Module, args: tuple | None, kwargs: dict | None, *,
         elif trace.completed:
             facts["forward_finite"] = True
             facts.update(_output_facts(trace.outputs, loss_finite))
-            if trace.backward is not None:
+            # A non-finite loss whose backward, not the model's, made the gradients non-finite: the loss's forward
+            # made the NaN/Inf (a NaN loss has a NaN gradient), so there is no backward verdict to give.
+            loss_made_it = loss_finite is False and trace.backward == {"backward_source": "loss"}
+            if trace.backward is not None and not loss_made_it:
                 facts.update(trace.backward)
+                op = trace.backward.get("backward_forward_op")
+                if trace.backward.get("backward_source") == "module" and op not in SINGULAR_DERIVATIVE_OPS:
+                    facts["backward_overflow"] = True  # a derivative finite everywhere: large values overflowed
                 if "backward_module" in trace.backward:
                     culprits.append({"name": trace.backward["backward_module"], "kind": "module",
                                      "type": trace.backward["backward_module_type"],
                                      "note": f"its backward {'overflowed' if trace.backward['backward_source'] == 'overflow' else 'made the non-finite gradient'} ({trace.backward['backward_op']})"})
-    if "module" not in facts and bad_grads:
+    # From a finite forward, a non-finite loss whose backward made every non-finite gradient: none is a culprit.
+    loss_made_it = facts.get("forward_finite") and loss_finite is False and "backward_source" not in facts
+    if "module" not in facts and bad_grads and not loss_made_it:
         facts["grad_module"] = param_owner(bad_grads[-1])
         culprits.append({"name": bad_grads[-1], "kind": "parameter", "note": "non-finite gradient nearest the output"})
     return {"facts": facts, "culprits": culprits}
@@ -152,8 +166,21 @@ def origin_facts(origin: dict[str, Any]) -> dict[str, Any]:
     facts["module_code"] = module_expression(f"model.{origin['frame']}") if origin["frame"] else "model"
     if not origin["frame"]:
         facts["whole_model"] = True
+    if origin["source"] == "module" and origin["input_finite"] and origin["op"] not in DOMAIN_OPS | {"?"}:
+        facts.update(_overflow_facts(origin["module"]))
     if origin.get("place"):
         facts["op_place"] = origin["place"]
+    return facts
+
+
+def _overflow_facts(module: torch.nn.Module) -> dict[str, Any]:
+    """`op_overflow`: the operation made NaN/Inf from finite inputs without a domain error, so its operands were
+    too large; `weight_absmax`: the largest magnitude of the module's own weights, when finite."""
+    facts: dict[str, Any] = {"op_overflow": True}
+    with torch.no_grad():
+        values = [float(p.detach().abs().max()) for p in module.parameters(recurse=False) if p.numel()]
+    if values and all(math.isfinite(v) for v in values):
+        facts["weight_absmax"] = significant(max(values))
     return facts
 
 
@@ -201,6 +228,7 @@ class _Trace(TorchFunctionMode):
         self.backward: dict[str, Any] | None = None
         self.seq = 0
         self.busy = False
+        self.boundary: Any = None  # the frame that calls the model: user code above it is not the forward's
 
     # -- module frames ---------------------------------------------------------------------------
 
@@ -293,7 +321,7 @@ class _Trace(TorchFunctionMode):
         return {"seq": self.seq, "source": source, "op": op_name(func), "frame": frame.name, "module": frame.module,
                 "module_type": type(frame.module).__name__, "input_finite": frame.input_finite,
                 "input_dtype": frame.input_dtype, "dtype": dtype_name(bad[0].dtype), "kind": _kind(bad),
-                "place": user_place()}
+                "place": user_place(self.boundary)}
 
     # -- results --------------------------------------------------------------------------------
 
@@ -431,6 +459,7 @@ def trace_step(model: torch.nn.Module, args: tuple, kwargs: dict, backward: bool
     try:
         with torch.random.fork_rng(devices=devices), (torch.enable_grad() if track else torch.no_grad()):
             with trace:
+                trace.boundary = sys._getframe()
                 output = model(*args, **kwargs)
             trace.completed = True
             trace.outputs = _float_tensors(output)
@@ -439,6 +468,7 @@ def trace_step(model: torch.nn.Module, args: tuple, kwargs: dict, backward: bool
     except Exception:  # the re-run is best effort: the original step already ran
         pass
     finally:
+        trace.boundary = None  # a frame keeps its locals alive
         for handle in handles:
             handle.remove()
         with torch.no_grad():

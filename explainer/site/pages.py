@@ -27,6 +27,8 @@ from explainer._errors import ExplainerError
 from explainer.rules.base import RuleBase
 from explainer.rules.rule import FRONT_MATTER_RE, Rule
 
+from .search import rule_terms
+
 ROOT = SOURCE_ROOT
 SITE_DIR = ROOT / "site"
 STYLESHEET = "assets/site.css"  # the site's stylesheet (site/mkdocs.yml lists it), copied into the docs
@@ -263,7 +265,7 @@ class SiteGenerator:
                   for stem in [*CATEGORY_GUIDES.get(rule.category, []), CHECKLIST_GUIDE]
                   for g in self.guides if g.stem == stem]
         text = self.env.get_template("rule.md.j2").render(
-            rule=rule, examples=examples, fixture=fixture, related=related, guides=guides,
+            rule=rule, examples=examples, fixture=fixture, related=related, guides=guides, rule_terms=rule_terms(rule.id),
             category_link=_relative(f"category/{rule.category}/index.md", page),
             pack_link=_relative(f"pack/{_slug(rule.pack)}/index.md", page) if rule.pack != BUILTIN_PACK else None,
         )

@@ -175,3 +175,71 @@ def test_a_utf16_log_is_read_as_such_from_a_file_and_from_stdin(tmp_path, monkey
     piped = io.TextIOWrapper(io.BufferedReader(io.BytesIO(wide.read_bytes())), encoding="utf-8")
     monkeypatch.setattr(sys, "stdin", piped)
     assert [(d.rule, d.summary) for d in explain_input("-")] == expected
+
+
+# A log record that only names an error word in passing, as the review of 2026-12-07 (defect 8) put one every 1,000
+# lines of a 300 MB log: 11x grep's CPU, each such line read one by one with the 16 lines above it.
+MENTION = ("2026-12-07 10:00:00,000 WARNING dataloader.py:88] worker 3 slow: batch took 2.1s (0 errors so far, "
+           "errors=0, no RuntimeError)\n")
+
+
+def test_log_lines_that_only_name_an_error_word_are_skipped_unread(tmp_path, small_blocks, monkeypatch):
+    from explainer.diagnose.logblocks import SkippableBlock
+    from explainer.diagnose.logscan import Scanner
+
+    errors = [(LOGS / name).read_text(encoding="utf-8") for name in ("dataloader_worker.log", "torchrun_two_ranks.log")]
+    path = tmp_path / "train.log"
+    with open(path, "w", encoding="utf-8") as out:
+        for step in range(6000):
+            out.write(MENTION if step % 100 == 1 else _healthy(step))
+            if step in (2000, 4500):
+                out.write(errors[step // 4000])
+    fed, decoded = [], []
+    feed, decode = Scanner.feed, SkippableBlock.decode
+    monkeypatch.setattr(Scanner, "feed", lambda self, number, raw: fed.append(number) or feed(self, number, raw))
+    monkeypatch.setattr(SkippableBlock, "decode", lambda self: decoded.append(len(self.data)) or decode(self))
+    found = [d.to_dict() for d in explain_input(str(path))]
+    read, error_lines = len(set(fed)), sum(error.count("\n") for error in errors)
+    assert read < error_lines + 4 * 32, f"{read} lines read one by one, for {error_lines} of errors"
+    assert len(decoded) <= 8, f"{len(decoded)} blocks decoded for 2 errors and 60 lines that only name an error word"
+    assert found == _plain(path) and len(found) >= 2
+
+
+def test_in_a_log_with_no_record_a_line_that_names_an_error_word_is_still_tried_alone(tmp_path, small_blocks):
+    """Skipped unread, such a line is still one of the last lines with a trigger literal that a log with no record
+    tries alone (logblocks.LoneLines): the same answer as reading every line."""
+    path = tmp_path / "train.log"
+    with open(path, "w", encoding="utf-8") as out:
+        for step in range(3000):
+            out.write(MENTION if step % 100 == 1 else _healthy(step))
+        out.write("2026-12-07 10:00:00,000 WARNING ngp.py:12] Got cutlass error: Error Internal at: 394\n")
+        out.write(_healthy(3001))
+    fast = [d.to_dict() for d in explain_input(str(path))]
+    assert [d["rule"] for d in fast] == ["device.cutlass_status"] and fast[0]["facts"]["input_line"] == 3001
+    assert fast == _plain(path)
+
+
+def test_a_line_read_as_a_mention_begins_nothing_when_read():
+    """loglines.only_mentions: a log record whose error words are mentions; each line of the fixture logs it takes for
+    one, read by a scanner with nothing open, finds nothing and leaves nothing open."""
+    from explainer.diagnose.loglines import only_mentions
+    from explainer.diagnose.logpatterns import TRIGGER_RE
+    from explainer.diagnose.logscan import Scanner
+
+    assert only_mentions(MENTION)
+    assert only_mentions("W0501 10:00:00.123456 1234 trainer.py:12] retrying, no RuntimeError seen yet")
+    for line in ("2026-12-07 10:00:00,000 WARNING RuntimeError: CUDA error: out of memory",  # a header after the prefix
+                 "2026-12-07 10:00:00,000 INFO dataloader.py:88] RuntimeError: retrying",  # an error word and a colon
+                 "2026-12-07 10:00:00,000 - trainer - INFO - Exception has occurred: RuntimeError",  # VS Code's opener
+                 "2026-12-07 10:00:00,000 - trainer - INFO - retried `RuntimeError: CUDA error: out of memory`",  # code
+                 "2026-12-07 10:00:00,000 - trainer - INFO - Traceback (most recent call last):",  # another trigger
+                 '2026-12-07 10:00:00,000 - trainer - INFO - File "train.py", line 3, in <module>',
+                 "[rank1]: 2026-12-07 10:00:00,000 WARNING trainer.py:9] no RuntimeError",  # a rank's stream
+                 "worker 3 slow: no RuntimeError"):  # no log record's prefix
+        assert not only_mentions(line), line
+    lines = [line for log in LOGS.iterdir() for line in log.read_text(encoding="utf-8").splitlines()]
+    lines += [line for line in corpus_message("r41_c.yaml#48").splitlines()]
+    for line in lines:
+        if TRIGGER_RE.search(line) and only_mentions(line):
+            scanner = Scanner()
+            assert list(scanner.feed(1, line)) == [] and scanner.idle(), line

@@ -157,7 +157,7 @@ def test_rules_check_reports_a_template_jinja2_cannot_compile(tmp_path, monkeypa
         reset_default_rulebase()
     out = capsys.readouterr()
     assert status == 1
-    assert "rule acme.items: template does not compile: jinja2 cannot compile it" in out.out + out.err
+    assert "items.md:8: rule acme.items: summary[0]: template does not compile: jinja2 cannot compile it" in out.out + out.err
 
 
 def test_an_unknown_filter_or_test_under_a_condition_is_a_problem_and_never_raises_when_rendered():

@@ -244,3 +244,49 @@ def test_rank_facts_need_rank_and_world_size():
     assert rank_facts({"RANK": "3", "WORLD_SIZE": "4", "LOCAL_RANK": "1"}) == \
         {"rank": 3, "world_size": 4, "local_rank": 1, "host": HOST}
     assert rank_facts({"RANK": "3"}) is None and rank_facts({}) is None
+
+
+# --- the rank hook's buffer, in process -------------------------------------------------------------
+
+def test_the_traceback_reaches_stderr_before_the_diagnosis_starts_under_the_rank_hook(monkeypatch):
+    """init_process_group wraps our hook in torch's `_distributed_excepthook`, which buffers everything until ours
+    returns: a slow first diagnosis left the traceback where torchrun's SIGTERM could lose it (review of 2026-12-07)."""
+    import io
+
+    import torch
+    import torch.distributed as dist
+
+    import explainer
+    from explainer.hook import install as hook_install
+    from tests.conftest import hooks_kept
+
+    seen_at_diagnosis = []
+    real_report = hook_install.report
+
+    def report(*args, **kwargs):
+        seen_at_diagnosis.append(stream.getvalue())
+        return real_report(*args, **kwargs)
+
+    monkeypatch.setattr(hook_install, "report", report)
+    monkeypatch.setenv("NO_COLOR", "1")
+    stream = io.StringIO()
+    with hooks_kept("rank hook buffer"):
+        explainer.install()
+        try:
+            dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+            try:
+                torch.nn.Linear(8, 4)(torch.randn(2, 6))
+            except RuntimeError as exc:
+                error = exc
+            monkeypatch.setattr("sys.stderr", stream)
+            sys.excepthook(type(error), error, error.__traceback__)
+            monkeypatch.undo()
+        finally:
+            if dist.is_initialized():
+                dist.destroy_process_group()
+            explainer.uninstall()
+    [before] = seen_at_diagnosis
+    assert before.startswith("[rank0]: Traceback (most recent call last):\n") and before.endswith(f"[rank0]: {SHAPE_ERROR}\n")
+    printed = stream.getvalue()
+    assert printed.startswith(before) and "[rank0]: torch-explainer [shape.matmul]" in printed[len(before):]
+    assert all(line.startswith("[rank0]: ") for line in printed.splitlines() if line), printed

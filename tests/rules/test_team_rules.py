@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from explainer.cli.main import main
-from explainer.diagnose.explain import exception_text, explain
+from explainer.diagnose.explain import exception_text, explain, explain_text
 from explainer.probes import PROBES, load_builtin_probes
 from explainer.rules.packs import discover_packs
 from explainer.rules.base import build_rulebase, default_rulebase, reset_default_rulebase
@@ -248,10 +248,97 @@ def test_team_rule_wins_over_a_builtin_rule_at_equal_priority(tmp_path, monkeypa
     diagnosis = explain(exc)
     assert diagnosis.rule == "acme.head_features"
     assert diagnosis.facts["cols"] == 512
-    # The built-in example now claimed by the team rule is a note, not a failure.
+    # The built-in example now claimed by the team rule is a note on the built-in side; the team rule, which answers
+    # every such error with no `requires` to say when it applies, is a problem (the new user's review, defect 14).
     status, out = rules_cli(capsys, "test", ROOT / "runbooks" / "shape" / "matmul.md", pack)
-    assert status == 0, out
+    assert status == 1, out
     assert "rule shape.matmul: note: example 1 is claimed first by team rule acme.head_features" in out
+    assert f"{pack / 'head.md'}:6: rule acme.head_features: answers " in out
+    assert "before their own rule (shape.matmul example 1, " in out and "add `requires: [FACT]`" in out
+    assert "explainer rules test: 2 rules, 1 problem" in out
+
+
+HEAD_PROBE = '''
+    from explainer.probes import Evidence, probe, safe_getattr
+
+    @probe("acme_head", provides=("head_embed_dim",))
+    def acme_head(ctx):
+        for record in reversed(ctx.records):
+            obj = dict.get(record.locals, "self") if isinstance(record.locals, dict) else None
+            if obj is not None and type(obj).__name__ == "ProjectionHead":
+                return Evidence(facts={"head_embed_dim": safe_getattr(obj, "embed_dim")})
+        return None
+'''
+
+
+def test_a_team_rule_with_requires_answers_only_where_its_probe_found_the_teams_object(tmp_path, monkeypatch, capsys):
+    # The new user's review, defect 14: a team rule for its ProjectionHead's matmul error claimed a plain nn.Linear's.
+    pack = write_pack(tmp_path / "team", "acme", {"head.md": rule_md(
+        "acme.head", r"mat1 and mat2 shapes cannot be multiplied \((?P<rows>\d+)x(?P<got>\d+)",
+        "RuntimeError: mat1 and mat2 shapes cannot be multiplied (4x768 and 512x10)", priority=10,
+        extra="probes: [acme_head]\nrequires: [head_embed_dim]\n").replace(
+            '"Matched acme.head."', '"ProjectionHead has embed_dim={{ head_embed_dim }}, the backbone gives {{ got }}."\n'
+                                    '  - "A matrix multiply got {{ got }} features."')},
+        probes=HEAD_PROBE)
+    monkeypatch.setenv("EXPLAINER_RULES", str(pack))
+    script = tmp_path / "head.py"
+    script.write_text("import torch\n\n\nclass ProjectionHead(torch.nn.Module):\n    def __init__(self):\n"
+                      "        super().__init__()\n        self.embed_dim = 512\n        self.proj = torch.nn.Linear(512, 10)\n\n"
+                      "    def forward(self, x):\n        return self.proj(x)\n\n\nProjectionHead()(torch.randn(4, 768))\n")
+    diagnosis = explain(raise_fixture(str(script)))
+    assert diagnosis.rule == "acme.head" and diagnosis.summary.startswith("ProjectionHead has embed_dim=512"), diagnosis
+    plain = raise_fixture("fixtures/shape/linear_in_features.py")  # a plain Linear: no ProjectionHead in its frames
+    assert explain(plain).rule == "shape.matmul"
+    assert explain_text(exception_text(plain)).rule == "shape.matmul"  # pasted: no live probe ran
+    status, out = rules_cli(capsys, "test", pack)
+    assert status == 0 and "answers" not in out, out
+    # a required fact nothing provides is a check problem at its own line
+    (pack / "head.md").write_text((pack / "head.md").read_text().replace("[head_embed_dim]", "[head_dim]"))
+    status, out = rules_cli(capsys, "check", pack)
+    assert status == 1
+    assert (f"{pack / 'head.md'}:12: rule acme.head: requires[0]: requires 'head_dim', which no pattern group or "
+            "probe provides") in out
+
+
+def test_template_errors_are_reported_at_their_field_and_a_failing_text_steps_aside(tmp_path, monkeypatch, capsys):
+    # The new user's review, defect 15 (their broken_pack): an unknown filter was reported at the id line, a template
+    # that raises when rendered as "a template renders only when every fact it names is known", and at run time the
+    # diagnosis repeated the rule's title.
+    import io
+
+    from explainer.hook.install import report
+
+    example = "widgetlib.ShardIndexError: shard 12 out of range: the index has 10 shards"
+    pattern = r"ShardIndexError: shard (?P<shard>\d+) out"
+    filtered = write_pack(tmp_path / "filtered", "bq", {"bad_filter.md": rule_md("bq.bad_filter", pattern, example)
+                                                          .replace('"Matched bq.bad_filter."', '"Shard {{ shard | shout }}."')})
+    status, out = rules_cli(capsys, "check", filtered)
+    assert status == 1
+    assert (f"{filtered / 'bad_filter.md'}:9: rule bq.bad_filter: summary[0]: template does not compile: No filter "
+            "named 'shout'.") in out
+    pack = write_pack(tmp_path / "broken", "bp", {"runtime_err.md": rule_md("bp.runtime_err", pattern, example).replace(
+        '"Matched bp.runtime_err."', '"Shard {{ shard / 0 }}."\n  - "Shard {{ shard.foo.bar }}."')})
+    status, out = rules_cli(capsys, "test", pack)
+    assert status == 1
+    rule_file = pack / "runtime_err.md"
+    assert (f"{rule_file}:9: rule bp.runtime_err: summary[0]: ZeroDivisionError rendering it with example 1's facts: "
+            "division by zero") in out
+    assert (f"{rule_file}:10: rule bp.runtime_err: summary[1]: UndefinedError rendering it with example 1's facts: "
+            "'int object' has no attribute 'foo'") in out
+    assert "a template renders only when every fact it names is known" not in out
+    monkeypatch.setenv("EXPLAINER_RULES", str(pack))
+    script = tmp_path / "shards.py"
+    script.write_text("class ShardIndexError(Exception):\n    __module__ = 'widgetlib'\n\n\n"
+                      "raise ShardIndexError('shard 12 out of range: the index has 10 shards')\n")
+    stream = io.StringIO()
+    exc = raise_fixture(str(script))
+    report(exc, exc.__traceback__, stream)
+    out = stream.getvalue()
+    assert "Team rule bp.runtime_err" not in out and "internal error" not in out, out
+    assert "torch-explainer: no known pytorch failure matches this error" in out
+    assert out.count("text failed to render") == 1
+    assert ("torch-explainer: rule bp.runtime_err's text failed to render (ZeroDivisionError in summary 1: division by "
+            "zero) and it was skipped; run 'explainer rules test'\n") in out
 
 
 def test_prefix_violations_collisions_and_reserved_prefixes_name_their_files(tmp_path, monkeypatch, capsys):
@@ -320,9 +407,9 @@ def test_check_reports_every_problem_in_every_file_with_its_line(tmp_path, capsy
 def test_rules_test_reports_failing_examples_matched_counter_examples_and_ambiguity(tmp_path, capsys):
     pack = write_pack(tmp_path / "pack", "acme", {
         "wrong.md": rule_md("acme.wrong", "WError: expected", "WError: something else"),
-        "loose.md": rule_md("acme.loose", "LError: ", "LError: near", extra=(
+        "loose.md": rule_md("acme.loose", "\\bLError: ", "LError: near", extra=(
             "counter_examples:\n  - message: \"LError: far\"\n    source: https://example.org/far\n")),
-        "broad.md": rule_md("acme.broad", "VError: .*", "VError: anything", priority=1),
+        "broad.md": rule_md("acme.broad", "\\bVError: .*", "VError: anything", priority=1),
         "narrow.md": rule_md("acme.narrow", "VError: exact", "VError: exact"),
     })
     status, out = rules_cli(capsys, "test", pack)
@@ -338,7 +425,7 @@ def test_rules_test_reports_failing_examples_matched_counter_examples_and_ambigu
 def test_rules_test_reports_an_example_whose_summary_is_only_the_title(tmp_path, capsys):
     # The template names an optional group this example leaves out: it cannot render, so only the title shows.
     pack = write_pack(tmp_path / "pack", "acme", {
-        "size.md": rule_md("acme.size", "SError: (?:size (?P<size>\\d+))?", "SError: ").replace(
+        "size.md": rule_md("acme.size", "\\bSError: (?:size (?P<size>\\d+))?", "SError: ").replace(
             '"Matched acme.size."', '"Size {{ size }}."'),
     })
     status, out = rules_cli(capsys, "test", pack)

@@ -146,6 +146,16 @@ def test_search_finds_a_rule_by_a_fragment_of_its_message(served_site, browser_p
     assert any(f"rules/{rule}/" in href for href in hrefs), f"searching {fragment!r} found {hrefs}, not {rule}"
 
 
+@pytest.mark.parametrize("rule", ["shape.matmul", "signal.lr_too_low"])
+def test_search_finds_a_rule_first_by_the_id_the_explainer_prints(served_site, browser_page, rule):
+    # The new user's review, defect 13: `shape.matmul` listed data.shapely_invalid_polygon and shape.matmul_zero_dim
+    # first, `signal.lr_too_low` compile.inductor_lowering.
+    page = browser_page
+    page.goto(served_site, wait_until="networkidle")
+    hrefs = _settled_links(page, _search(page, rule))
+    assert hrefs and f"rules/{rule}/" in hrefs[0], f"searching {rule!r} found {hrefs}, not its page first"
+
+
 # Characters mkdocs-material's query syntax reads as operators, whatever the separator: a quoted phrase
 # makes its words required, "^" and "~" are a boost and a fuzzy match, a word that starts with "+" or "-"
 # is required or excluded, and a hyphen before a colon in one word makes the rest a field name (an
