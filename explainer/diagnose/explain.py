@@ -323,8 +323,11 @@ def _render_texts(rule, text: str, facts: dict[str, Any]) -> tuple[str, list[str
     error_type = text.split(":", 1)[0] if ":" in text.split("\n", 1)[0] else ""
     context = {"error_type": error_type, "message": text, **facts}
     summary = render_first(rule.summary, context)
-    if summary is None and (failure := summary_failure(rule.summary, context)) is not None:
-        raise StepAside(rule.id, failure)  # a bug of the rule's text: not its title twice, the next rule's answer
+    # a team rule's text bug: not its title twice, the next rule's answer; a built-in rule keeps its title (its
+    # templates are tested on its examples, and a fact of another form than theirs, "1" read as a number, must not
+    # cost the user the rule's fixes)
+    if summary is None and rule.pack != "builtin" and (failure := summary_failure(rule.summary, context)) is not None:
+        raise StepAside(rule.id, failure)
     summary = summary or rule.title
     for pattern, note in WRAPPER_NOTES:
         values = [facts.get(name) for name in pattern.groupindex]

@@ -165,9 +165,8 @@ def test_an_app_that_names_its_loading_call_is_read_for_a_blackwell_gpu():
      "other.cudnn9_sublibrary_unloadable"),
     ("Could not locate cublasLt64_12.dll. Please make sure it is in your library path!",
      "other.ctranslate2_library_not_found"),
-    # cuDNN 8's own wording on Windows (SYSTRAN/faster-whisper#85) and on Linux (daswer123/xtts-finetune-webui#18)
-    ("Could not load library cudnn_ops_infer64_8.dll. Error code 126\n"
-     "Please make sure cudnn_ops_infer64_8.dll is in your library path!", "other.cudnn9_sublibrary_unloadable"),
+    # cuDNN 8's own wording on Linux (daswer123/xtts-finetune-webui#18); its Windows wording ("Could not load library
+    # cudnn_ops_infer64_8.dll. Error code 126", SYSTRAN/faster-whisper#85) is the rule's since round 56's reading
     ("Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object file: "
      "No such file or directory\nAborted (core dumped)", "other.cudnn9_sublibrary_unloadable"),
     # another program's crash record, in a Windows DLL (airsdk/Adobe-Runtime-Support#3367)
