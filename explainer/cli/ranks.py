@@ -21,8 +21,12 @@ _launchers: list[tuple[RuleBase, list[Rule]]] = []  # the last rulebase read, an
 def launcher_rules(rulebase: RuleBase) -> list[Rule]:
     """The rules of what torchrun's agent prints about its workers (tagged elastic and consequence)."""
     if not _launchers or _launchers[0][0] is not rulebase:
-        _launchers[:] = [(rulebase, [r for r in rulebase.rules if LAUNCHER_TAG in r.tags and CONSEQUENCE_TAG in r.tags])]
+        _launchers[:] = [(rulebase, [r for r in rulebase.rules if _is_launcher_rule(r)])]
     return _launchers[0][1]
+
+
+def _is_launcher_rule(rule: Rule) -> bool:
+    return LAUNCHER_TAG in rule.tags and CONSEQUENCE_TAG in rule.tags
 
 
 def quotes_a_rank(found: FoundError, diagnosis: Diagnosis) -> bool:
@@ -39,7 +43,7 @@ def quote_explained(found: FoundError, diagnosis: Diagnosis, others: list[Diagno
 
 def _launcher_reads(text: str) -> bool:
     # only the few rules whose required text is in the line: reading every rule's tags loads every rule's details
-    return any(LAUNCHER_TAG in rule.tags and CONSEQUENCE_TAG in rule.tags and match_rule(rule, text) is not None
+    return any(_is_launcher_rule(rule) and match_rule(rule, text) is not None
                for rule in default_rulebase().candidates(text))
 
 

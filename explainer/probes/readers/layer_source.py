@@ -14,7 +14,7 @@ from typing import Any
 from explainer._inspect import (FrameRecord, child_modules, class_mro, class_table, class_text, is_user_file,
                                 module_path, module_roots)
 
-from .producer import parsed_file
+from .producer import code_node
 
 
 @dataclass
@@ -56,16 +56,8 @@ def _init_node(owner: Any) -> tuple[str, ast.FunctionDef] | None:
         if not isinstance(init, types.FunctionType):
             return None
         code = init.__code__
-        if not is_user_file(code.co_filename):
-            return None
-        tree = parsed_file(code.co_filename)
-        if tree is None:
-            return None
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef) and node.name == "__init__" and code.co_firstlineno in (
-                    [node.lineno] + [d.lineno for d in node.decorator_list]):
-                return code.co_filename, node
-        return None
+        node = code_node(code) if is_user_file(code.co_filename) else None
+        return (code.co_filename, node) if isinstance(node, ast.FunctionDef) else None
     return None
 
 

@@ -113,16 +113,20 @@ def parsed_file(filename: str) -> ast.Module | None:
 
 def _function_node(record: FrameRecord) -> ast.AST | None:
     """The def (or module) whose code the frame runs, from the file's source."""
-    tree = parsed_file(record.filename)
-    if tree is None or record.frame is None:
+    return code_node(record.frame.f_code, record.filename) if record.frame is not None else None
+
+
+def code_node(code: Any, filename: str | None = None) -> ast.AST | None:
+    """The def (or module) of a code object, from its file's source (filename, where the frame names it otherwise)."""
+    tree = parsed_file(filename or code.co_filename)
+    if tree is None:
         return None
-    first = record.frame.f_code.co_firstlineno
-    if record.frame.f_code.co_name == "<module>":
+    if code.co_name == "<module>":
         return tree
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             starts = [node.lineno] + [d.lineno for d in node.decorator_list]
-            if first in starts:
+            if code.co_firstlineno in starts:
                 return node
     return None
 
