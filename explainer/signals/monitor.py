@@ -104,7 +104,6 @@ class TrainingMonitor(ExplosionChecks):
 
         self._inputs: tuple[tuple, dict] | None = None
         self._call_site: tuple[str, int] | None = None  # (file, line) of the user's code that called the model
-        self._user_files: dict[str, bool] = {}
         self._hook = model.register_forward_pre_hook(self._capture, with_kwargs=True) if capture_inputs else None
         self._log = FigureLog(Path(log_path)) if log_path is not None else None
 
@@ -116,7 +115,7 @@ class TrainingMonitor(ExplosionChecks):
         # Evaluation forwards run under no_grad: the step to re-check is the last one that trains.
         if torch.is_grad_enabled():
             self._inputs = (args, kwargs)
-            self._call_site = user_caller(sys._getframe(1), self._user_files)
+            self._call_site = user_caller(sys._getframe(1))
 
     def step(self, loss: torch.Tensor | float, step: int | None = None) -> None:
         """Record this step's loss and gradient norms; call after `loss.backward()`."""

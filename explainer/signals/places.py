@@ -32,16 +32,12 @@ def place_text(filename: str, lineno: int) -> str:
     return f"{os.path.basename(filename)}:{lineno}" + (f" (`{code}`)" if code else "")
 
 
-def user_caller(frame: Any, known: dict[str, bool]) -> tuple[str, int] | None:
+def user_caller(frame: Any) -> tuple[str, int] | None:
     """(file, line) of the innermost user frame above torch's module-call machinery: the line that called the
-    model (`loss = loss_fn(model(x), y)`), kept for a NaN made inside layers with no forward of the user's.
-    `known` caches whether a file is the user's: a few dict look-ups per forward."""
+    model (`loss = loss_fn(model(x), y)`), kept for a NaN made inside layers with no forward of the user's
+    (is_user_file caches its answer per file: a few look-ups per forward)."""
     while frame is not None:
-        name = frame.f_code.co_filename
-        user = known.get(name)
-        if user is None:
-            user = known[name] = is_user_file(name)
-        if user:
-            return name, frame.f_lineno
+        if is_user_file(frame.f_code.co_filename):
+            return frame.f_code.co_filename, frame.f_lineno
         frame = frame.f_back
     return None
