@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterator
 
 from explainer._pycode import assignable_expression, module_expression
 from explainer._lazyre import cached_compile
@@ -177,6 +177,22 @@ def compile_problem(source: str) -> str | None:
 
 def render(source: str, facts: dict[str, Any]) -> str | None:
     """The filled-in text, or None when the template needs a fact this diagnosis does not have."""
+    text = _render_once(source, facts)
+    if text is None:
+        text = next(filter(None, (_render_once(source, as_text) for as_text in numbers_as_text(facts))), None)
+    return text
+
+
+def numbers_as_text(facts: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """facts with their ints read as digits: all of them, then each alone. The engine reads a group of digits as a
+    number (a count compares as one), where a template may read the same group as text (`'ckpt' in name`,
+    `size.split()`) for a message whose value happened to be all digits."""
+    numbers = [name for name, value in facts.items() if type(value) is int]
+    for names in ([numbers] if numbers else []) + ([[name] for name in numbers] if len(numbers) > 1 else []):
+        yield {**facts, **{name: str(facts[name]) for name in names}}
+
+
+def _render_once(source: str, facts: dict[str, Any]) -> str | None:
     plain = _plain_fields(source)
     if plain is not None:
         if any(name not in facts for name in plain):
@@ -212,7 +228,15 @@ def render_first(sources: list[str], facts: dict[str, Any]) -> str | None:
 def render_failure(source: str, facts: dict[str, Any]) -> str | None:
     """What rendering source with facts raises although every fact it needs is known ("ZeroDivisionError: division by
     zero", "UndefinedError: 'int object' has no attribute 'foo'"): the template's own bug, where render only gives
-    None; None when it renders, or when it lacks a fact (the ordinary reason a template is passed over)."""
+    None; None when it renders, or when it lacks a fact (the ordinary reason a template is passed over). A template
+    that renders once its numbers are read as text (see render) has no bug."""
+    problem = _failure_once(source, facts)
+    if problem is not None and any(_failure_once(source, as_text) is None for as_text in numbers_as_text(facts)):
+        return None
+    return problem
+
+
+def _failure_once(source: str, facts: dict[str, Any]) -> str | None:
     try:
         if not required_fields(source) <= facts.keys():
             return None

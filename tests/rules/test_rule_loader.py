@@ -407,6 +407,24 @@ def test_plain_templates_render_exactly_as_jinja2_does():
     assert render("{{ a | plural('row') }}", facts) == "3 rows"
 
 
+def test_a_group_of_digits_reads_as_text_where_a_template_treats_it_as_text(tmp_path):
+    """The engine reads a group of digits as a number (a count compares as one); a template that reads the same group
+    as text (a str method, an `in` test) still renders for a message whose value happened to be all digits."""
+    from explainer.rules.base import match_rule
+    from explainer.rules.templates import render_failure, render_first
+
+    text = GOOD.replace("(?P<shard>\\d+)", "(?P<shard>\\w+)").replace(
+        '"Shard {{ shard }} took {{ seconds }} s."',
+        '"Shard {{ shard }}{% if shard.startswith(\'s3\') %} (a bucket){% endif %} took {{ seconds // 60 }} min."')
+    rule = load_rule_file(_write(tmp_path, text), known_probes=PROBES)
+    facts = match_rule(rule, "AcmeLoaderTimeout: shard 7 took 120s").groups
+    assert facts == {"shard": 7, "seconds": 120}
+    assert render_first(rule.summary, facts) == "Shard 7 took 2 min."
+    assert render_failure(rule.summary[0], facts) is None  # nothing for `rules check` to report
+    bucket = match_rule(rule, "AcmeLoaderTimeout: shard s3west took 120s").groups
+    assert render_first(rule.summary, bucket) == "Shard s3west (a bucket) took 2 min."
+
+
 def test_a_fix_with_alternatives_shows_only_the_first_that_can_be_filled(tmp_path):
     from explainer.diagnose.explain import render_fixes
 

@@ -217,7 +217,8 @@ def test_render_hands_over_to_jinja2():
     from explainer.rules.templates import render
 
     assert render("{{ items.count(1) }} {{ word.lower() }}", FACTS) == "1 linear"
-    assert render("{{ n.lower() }}", FACTS) is None
+    assert render("{{ f.lower() }}", FACTS) is None
+    assert render("{{ n.lower() }}", FACTS) == "3"  # a number the engine read from digits also reads as its digits
 
 
 HOOK_RUN = """
