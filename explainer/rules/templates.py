@@ -79,12 +79,33 @@ def template_fields(source: str) -> frozenset[str]:
     """The facts a template uses. Raises TemplateProblem if it does not parse."""
     if not any(token in re.sub(_FIELD, "", source) for token in _JINJA_TOKENS):
         return frozenset(found.group(1) for found in re.finditer(_FIELD, source))
-    from jinja2 import TemplateSyntaxError, meta
+    used = _analysed(source)[0]
+    if isinstance(used, str):
+        raise TemplateProblem(used)
+    return used
 
+
+@lru_cache(maxsize=8192)
+def _analysed(source: str) -> tuple[frozenset[str] | str, frozenset[str], str | None]:
+    """One parse of a template read three ways (`rules check` used to parse each template four times): (the names it
+    uses, or why jinja2 cannot tell them, those it reads outside a guard, the unknown filter or test it names, as compile_problem words it, or None).
+    Raises TemplateProblem if it does not parse. find_undeclared_variables reads the tree last: its code generator
+    folds constant expressions in place (never one holding a name, an unknown filter or an unknown test)."""
+    from jinja2 import TemplateSyntaxError, meta, nodes
+
+    environment = _environment()
     try:
-        return frozenset(meta.find_undeclared_variables(_environment().parse(source)))
+        tree = environment.parse(source)
     except TemplateSyntaxError as exc:
         raise TemplateProblem(exc.message or str(exc)) from None
+    unknown = next((f"no {kind} named {node.name!r}" for node in tree.find_all((nodes.Filter, nodes.Test))
+                    for kind, known in [("filter", environment.filters) if isinstance(node, nodes.Filter)
+                                        else ("test", environment.tests)] if node.name not in known), None)
+    unguarded = frozenset(_unguarded(tree, frozenset(), nodes))
+    try:
+        return frozenset(meta.find_undeclared_variables(tree)), unguarded, unknown
+    except TemplateSyntaxError as exc:  # an unknown filter outside a condition: template_fields raises it
+        return exc.message or str(exc), unguarded, unknown
 
 
 @lru_cache(maxsize=2048)
@@ -95,9 +116,7 @@ def required_fields(source: str) -> frozenset[str]:
     used = template_fields(source)
     if not any(token in source for token in _JINJA_TOKENS):
         return used
-    from jinja2 import nodes
-
-    return used & frozenset(_unguarded(_environment().parse(source), frozenset(), nodes))
+    return used & _analysed(source)[1]
 
 
 def _unguarded(node, guarded: frozenset[str], nodes) -> set[str]:
@@ -157,7 +176,7 @@ def compile_problem(source: str) -> str | None:
     writes the template's name, here its source, into the code it generates); None when it compiles."""
     if _plain_fields(source) is not None:
         return None
-    from jinja2 import TemplateError, nodes
+    from jinja2 import TemplateError
 
     try:
         _compile(source)
@@ -166,13 +185,7 @@ def compile_problem(source: str) -> str | None:
     except SyntaxError as exc:
         hint = " (give each inline `x if cond` an else: `x if cond else ''`)" if " if " in source else ""
         return f"jinja2 cannot compile it: {exc.msg}{hint}"
-    # jinja2 leaves an unknown filter or test under a condition to fail when it renders
-    environment = _environment()
-    for node in environment.parse(source).find_all((nodes.Filter, nodes.Test)):
-        kind, known = ("filter", environment.filters) if isinstance(node, nodes.Filter) else ("test", environment.tests)
-        if node.name not in known:
-            return f"no {kind} named {node.name!r}"
-    return None
+    return _analysed(source)[2]  # jinja2 leaves an unknown filter or test under a condition to fail when it renders
 
 
 def render(source: str, facts: dict[str, Any]) -> str | None:
