@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import fcntl
 import html
 import math
+import os
+import pickle
 import re
 import shutil
 from pathlib import Path
@@ -70,7 +73,8 @@ def team_rulebase(folder: Path) -> RuleBase:
     probes = load_builtin_probes()
     team = []
     for name, text in TEAM_RULES.items():
-        (folder / name).write_text(text, encoding="utf-8")
+        if not (folder / name).is_file() or (folder / name).read_text(encoding="utf-8") != text:  # (shared: built_site)
+            (folder / name).write_text(text, encoding="utf-8")
         team.append(load_rule_file(folder / name, pack="acme", known_probes=probes))
     return RuleBase([*default_rulebase().rules, *team])
 
@@ -80,14 +84,33 @@ _BUILT: dict = {}
 
 def built_site(tmp_path_factory) -> tuple:
     """The site of the real rule base and the 'acme' pack, built for BASE once per test run (a build takes half a
-    minute): these tests read its files, test_site_browser serves it to Chromium."""
+    minute): these tests read its files, test_site_browser serves it to Chromium. Under xdist the workers share the
+    one build: the first to come builds it in the run's folder, under a lock the others wait on."""
     if not _BUILT:
-        root = tmp_path_factory.mktemp("site")
-        with pytest.MonkeyPatch.context() as env:
-            env.setenv("EXPLAINER_RUNBOOK_URL", BASE)
-            rulebase = team_rulebase(root / "acme")
-            _BUILT["site"] = build_site(root / "html", work=root / "work", rulebase=rulebase), rulebase
+        run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+        if run is None:
+            _BUILT["site"] = _build(tmp_path_factory.mktemp("site"))
+            return _BUILT["site"]
+        root = tmp_path_factory.getbasetemp().parent / f"site-{run}"  # (the workers' folders are in the run's)
+        root.mkdir(exist_ok=True)
+        with open(root / "build.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            done = root / "result.pickle"
+            if done.is_file():
+                with pytest.MonkeyPatch.context() as env:
+                    env.setenv("EXPLAINER_RUNBOOK_URL", BASE)
+                    _BUILT["site"] = pickle.loads(done.read_bytes()), team_rulebase(root / "acme")
+            else:
+                _BUILT["site"] = _build(root)
+                done.write_bytes(pickle.dumps(_BUILT["site"][0]))
     return _BUILT["site"]
+
+
+def _build(root: Path) -> tuple:
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("EXPLAINER_RUNBOOK_URL", BASE)
+        rulebase = team_rulebase(root / "acme")
+        return build_site(root / "html", work=root / "work", rulebase=rulebase), rulebase
 
 
 def reuse_figures(monkeypatch, site) -> None:
