@@ -136,7 +136,7 @@ def _cached_gated_rules(all_gates: list) -> tuple:
     """gated_rules(all_gates), as an earlier process with the same rules' gates worked it out (a few ms at each crash
     otherwise): kept under a digest of the gates themselves, so any change of a rule's required text misses it."""
     data = marshal.dumps(all_gates)
-    path = cache_file("gates", sha1(data).hexdigest())
+    path = cache_file("gate-table", sha1(data).hexdigest())  # runs grouped by their text since 2026-12-07
     kept = load_marshal(path)
     if isinstance(kept, tuple) and len(kept) == 3:
         return kept

@@ -150,25 +150,27 @@ def gates(required: list[list[str]] | None, sample: Sample | None = None) -> lis
     return keys
 
 
-def gated_rules(all_gates: list[list[list[str] | None]]) -> tuple[dict[str, list[int]], list[tuple[str, int]], list[int]]:
-    """For rules given by position (each a list of its patterns' gates): which rules each whole-word key
-    opens, the run keys to look for, and the rules with a pattern that has no shortcut (always tried)."""
+def gated_rules(all_gates: list[list[list[str] | None]]) -> tuple[dict[str, list[int]], tuple[dict, dict], list[int]]:
+    """For rules given by position (each a list of its patterns' gates): which rules each whole-word key opens,
+    which rules each run opens (runs looked for in the text, then runs looked for in the case-folded text), and the
+    rules with a pattern that has no shortcut (always tried)."""
     words: dict[str, list[int]] = {}
-    runs: list[tuple[str, int]] = []
+    cased: dict[str, list[int]] = {}
+    folded: dict[str, list[int]] = {}
     always = []
     for position, pattern_gates in enumerate(all_gates):
         if any(keys is None for keys in pattern_gates):
             always.append(position)
             continue
-        for key in {key for keys in pattern_gates for key in keys}:
+        for key in sorted({key for keys in pattern_gates for key in keys}):
             if key[0] in (WORD_GATE, WORD_GATE.upper()):
                 words.setdefault(key, []).append(position)
             else:
-                runs.append((key, position))
-    return words, runs, always
+                (folded if key[0].isupper() else cased).setdefault(key[1:], []).append(position)
+    return words, (cased, folded), always
 
 
-def open_gates(text: str, words: dict[str, list[int]], runs: list[tuple[str, int]], always: list[int]) -> list[int]:
+def open_gates(text: str, words: dict[str, list[int]], runs: tuple[dict, dict], always: list[int]) -> list[int]:
     """The positions of the rules (see gated_rules) that may match text, in order."""
     folded = text.casefold()
     present = {WORD_GATE + word for word in WORD_RE.findall(text)}
@@ -176,9 +178,11 @@ def open_gates(text: str, words: dict[str, list[int]], runs: list[tuple[str, int
     found = set(always)
     for key in present.intersection(words):
         found.update(words[key])
-    for key, position in runs:
-        if position not in found and key[1:] in (folded if key[0].isupper() else text):
-            found.add(position)
+    cased_runs, folded_runs = runs
+    # one pass per run text, not per rule: a run many rules require is looked for once
+    for haystack, by_run in ((text, cased_runs), (folded, folded_runs)):
+        for run in [run for run in by_run if run in haystack]:
+            found.update(by_run[run])
     return sorted(found)
 
 
