@@ -22,6 +22,10 @@ class UndefinedFact(Exception):
     """A missing fact was used (jinja2's UndefinedError under StrictUndefined)."""
 
 
+class NotText(UndefinedFact):
+    """A str method called on a number (undefined in jinja2's sandbox too): the number may be digits read as one."""
+
+
 class LeftToJinja(Exception):
     """This rendering needs what only jinja2's sandbox does (its attribute lookup): jinja2 renders the template."""
 
@@ -139,6 +143,8 @@ def method_call(node: Expr, name: str, args: list[Expr]) -> Expr:
         value = node(facts)
         if type(value) is str:  # noqa: E721 (a subclass of str may override the method)
             return method(value, *[arg(facts) for arg in args])
+        if type(value) is int:
+            raise NotText()
         if isinstance(value, Undefined) or type(value) in _WITHOUT_METHODS:
             raise UndefinedFact()
         raise LeftToJinja(f"{name} of a {type(value).__name__}")  # list.count, a dict's key ...

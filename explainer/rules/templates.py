@@ -190,9 +190,9 @@ def compile_problem(source: str) -> str | None:
 
 def render(source: str, facts: dict[str, Any]) -> str | None:
     """The filled-in text, or None when the template needs a fact this diagnosis does not have."""
-    text = _render_once(source, facts)
-    if text is None:
-        text = next(filter(None, (_render_once(source, as_text) for as_text in numbers_as_text(facts))), None)
+    text, numbers_in_the_way = _render_once(source, facts)
+    if text is None and numbers_in_the_way:
+        text = next(filter(None, (_render_once(source, as_text)[0] for as_text in numbers_as_text(facts))), None)
     return text
 
 
@@ -205,29 +205,34 @@ def numbers_as_text(facts: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield {**facts, **{name: str(facts[name]) for name in names}}
 
 
-def _render_once(source: str, facts: dict[str, Any]) -> str | None:
+def _render_once(source: str, facts: dict[str, Any]) -> tuple[str | None, bool]:
+    """(the text or None, whether it failed otherwise than for want of a fact: a number may have been read as text)."""
     plain = _plain_fields(source)
     if plain is not None:
         if any(name not in facts for name in plain):
-            return None
-        return _PLAIN_FIELD_RE.sub(lambda found: _fill(found, facts), source).strip()
+            return None, False
+        return _PLAIN_FIELD_RE.sub(lambda found: _fill(found, facts), source).strip(), False
     from .template_subset import RENDER_ERRORS, parse  # imported when a template needs it (about 1 ms)
-    from .template_values import LeftToJinja
+    from .template_values import LeftToJinja, NotText, UndefinedFact
 
     subset = parse(source)
     if subset is not None:
         try:
-            return subset.render(facts).strip()
+            return subset.render(facts).strip(), False
+        except UndefinedFact as missing:
+            return None, isinstance(missing, NotText)
         except RENDER_ERRORS:
-            return None
+            return None, True
         except LeftToJinja:  # a case only jinja2's sandbox knows (a method of a list, a str key not found)
             pass
-    from jinja2 import TemplateError
+    from jinja2 import TemplateError, UndefinedError
 
     try:
-        return _compile(source).render(facts).strip()
-    except (TemplateError, TypeError, ValueError, ArithmeticError):  # (undefined, sandboxed, unknown filter ...)
-        return None
+        return _compile(source).render(facts).strip(), False
+    except UndefinedError as undefined:
+        return None, "is undefined" not in str(undefined)
+    except (TemplateError, TypeError, ValueError, ArithmeticError):  # (sandboxed, unknown filter ...)
+        return None, True
 
 
 def render_first(sources: list[str], facts: dict[str, Any]) -> str | None:
