@@ -19,11 +19,21 @@ from ._version import __version__ as __version__
 _LAZY = {
     "install": ".hook.install",
     "uninstall": ".hook.install",
-    "explain": ".diagnose.explain",
     "explain_text": ".diagnose.explain",
     "TrainingMonitor": ".signals.monitor",
     "overfit_one_batch": ".signals.overfit",
 }
+
+
+def explain(exc: BaseException, *, tb: Any = None, printed: str | None = None, rulebase: Any = None) -> Diagnosis:
+    """The Diagnosis of an exception you caught (the torch error inside a chain or an exception group); tb overrides
+    exc.__traceback__, printed is the traceback already written for it. The text of an error or a log: explain_text."""
+    if not issubclass(type(exc), BaseException):
+        raise TypeError(f"explainer.explain() takes an exception, not {type(exc).__name__}; for the text of an error "
+                        "or a log, use explainer.explain_text(text)")
+    from .diagnose.explain import explain as explain_exception
+
+    return explain_exception(exc, tb=tb, printed=printed, rulebase=rulebase)
 
 
 def __getattr__(name: str) -> Any:

@@ -117,8 +117,13 @@ _BARE_SHAPE_RE = lazy_compile(r"\d+(?:, ?\d+)*,?")
 
 
 def error_type(text: str) -> str:
-    """The type that leads the error's first line ('ValueError'), without the message; '' when none does."""
-    found = _ERROR_TYPE_RE.match(text.splitlines()[0].strip() if text else "")
+    """The type that leads the error's first line ('ValueError'), without the message; '' when none does. A
+    SyntaxError's text, as Python prints it, starts with its indented place and source line: its type leads the first
+    line at column 0."""
+    lines = text.splitlines() if text else [""]
+    found = _ERROR_TYPE_RE.match(lines[0].strip())
+    if found is None and lines[0][:1].isspace():
+        found = next(filter(None, (_ERROR_TYPE_RE.match(line) for line in lines if not line[:1].isspace())), None)
     return found.group() if found else ""
 
 

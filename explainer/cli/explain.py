@@ -14,7 +14,8 @@ from explainer.diagnose.explain import explain_text, rerender
 from explainer.diagnose.logblocks import scan_blocks
 from explainer.diagnose.logpatterns import dedupe_key
 from explainer.diagnose.logscan import FoundError
-from explainer.diagnose.render import add_format_argument, first_line, render_json, render_text, use_colour
+from explainer.diagnose.render import (add_format_argument, first_line, render_json, render_nothing, render_text,
+                                       use_colour)
 from explainer.diagnose.sourceplaces import PYTEST_ID_RE, logged_source, torch_source
 from explainer.diagnose.textframes import raising_frames
 from explainer.rules.base import RuleBase, default_rulebase, problems_notice
@@ -48,24 +49,22 @@ def run(args: argparse.Namespace) -> int:
     for name in args.files:
         try:
             diagnoses = explain_input(name)
-        except OSError as exc:
+        except OSError as exc:  # (a binary file or damaged compressed data too: logfile.NotText)
             sys.stderr.write(f"explainer: cannot read {name}: {exc.strerror or exc}\n")
+            out.write(render_nothing(name, exc.strerror or str(exc)) if fmt == "json" else "")
             status = 2
             continue
         for diagnosis in diagnoses:
-            if fmt == "json":
-                out.write(render_json(diagnosis, input=name))
-            else:
-                out.write(_text_block(name, diagnosis, use_colour(out)))
-        if not diagnoses and fmt == "text":
-            out.write(f"{name}: no error found\n")
+            out.write(render_json(diagnosis, input=name) if fmt == "json" else _text_block(name, diagnosis, use_colour(out)))
+        if not diagnoses:
+            out.write(render_nothing(name) if fmt == "json" else f"{name}: no error found\n")
     out.flush()
     sys.stderr.write(problems_notice())  # broken team rules and timed-out patterns, said as the hook says them
     return status
 
 
 def explain_input(name: str) -> list[Diagnosis]:
-    from explainer.diagnose.logfile import GrepFailed, open_log, skippable_blocks, stdin_text
+    from explainer.diagnose.logfile import GrepFailed, NotebookText, open_log, skippable_blocks, stdin_text, unnumbered
 
     if name == "-":
         return explain_stream(stdin_text())
@@ -75,8 +74,8 @@ def explain_input(name: str) -> list[Diagnosis]:
             return explain_found(scan_blocks(blocks, lone_lines=True))
         except GrepFailed:
             pass  # read it again the plain way
-    with open_log(name) as handle:
-        return explain_stream(handle)
+    with open_log(name) as handle:  # (a saved notebook's outputs: their lines are none of the file's)
+        return explain_stream(handle) if not isinstance(handle, NotebookText) else unnumbered(explain_stream(handle))
 
 
 def explain_stream(stream: TextIO) -> list[Diagnosis]:

@@ -107,7 +107,7 @@ def _explain_live(exc: BaseException, tb: TracebackType | None, rulebase: RuleBa
             handled = _handled_errors(candidate, chain, text_of, rulebase)
             facts = {**(_code_context(found, records) or {}), **_handled_context(found, handled)}
             diagnosis = _diagnose(found, text, records, candidate, extra_facts=facts or None)
-            if parts := [part for part, _ in handled if part is not None]:
+            if parts := [part for part, _ in handled if part is not None and part["rule"] != found.rule.id]:
                 diagnosis.facts.setdefault("printed_with", []).extend(parts)
             return _in_child(diagnosis, child) if child is not None else diagnosis
     diagnosis = unknown(text_of(exc), user_location(outer_records))

@@ -5,6 +5,7 @@ file's block between the lines that hold a trigger literal."""
 from __future__ import annotations
 
 import bisect
+import codecs
 import itertools
 from collections import deque
 from dataclasses import dataclass
@@ -18,6 +19,20 @@ from .textframes import frame_match
 MAX_PENDING_CHARS = 1 << 20
 TAIL_BYTES = 4096  # of a skipped block, read for its last lines
 TAIL_LINES = 16
+LEGACY_ERRORS = "explainer-cp1252"  # a codec error handler: bytes that are not UTF-8 read as Windows' cp1252
+
+
+def _legacy_bytes(exc: UnicodeError) -> tuple[str, int]:
+    """A log written in a Windows or Latin-1 locale (a user's folder named andr\\xe9): its bytes that are not UTF-8 read
+    as cp1252 (latin-1 for the five it leaves undefined), never U+FFFD; the rest of the text stays UTF-8."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    text = "".join(bytes((byte,)).decode("cp1252", "ignore") or chr(byte) for byte in exc.object[exc.start:exc.end])
+    return text, exc.end
+
+
+codecs.register_error(LEGACY_ERRORS, _legacy_bytes)
+
 LONE_LINES = 32  # the last lines with a trigger literal kept, for a log in which no record is found
 
 
@@ -64,11 +79,11 @@ class SkippableBlock:
     hits: list[int] | None = None  # where in data grep found a part of a trigger literal (where it was asked)
 
     def decode(self) -> str:
-        text = str(self.data, "utf-8", "replace")
+        text = str(self.data, "utf-8", LEGACY_ERRORS)
         return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text  # universal newlines
 
     def last_lines(self) -> list[str]:
-        return tail_lines(str(self.data[-TAIL_BYTES:], "utf-8", "replace"), len(self.data) > TAIL_BYTES)
+        return tail_lines(str(self.data[-TAIL_BYTES:], "utf-8", LEGACY_ERRORS), len(self.data) > TAIL_BYTES)
 
     def mentions_only(self, numbered: bool) -> list[tuple[int, str]] | None:
         """The lines with a trigger literal in a block whose every such line only names an error word in passing
@@ -82,7 +97,7 @@ class SkippableBlock:
             if start == begun:
                 continue  # (another part on the same line)
             begun, end = start, data.find(b"\n", at)
-            line = str(data[start:end if end != -1 else len(data)], "utf-8", "replace")
+            line = str(data[start:end if end != -1 else len(data)], "utf-8", LEGACY_ERRORS)
             if TRIGGER_RE.search(line) is None:
                 continue  # a part that is no trigger literal here ("called" without "terminate")
             if not only_mentions(line):

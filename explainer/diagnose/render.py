@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any, TextIO
 
@@ -306,6 +307,12 @@ def first_line(text: str) -> str:
 
 def render_json(diagnosis: Diagnosis, **extra: Any) -> str:
     return diagnosis.to_json(**extra) + "\n"
+
+
+def render_nothing(name: str, unreadable: str | None = None) -> str:
+    """`explainer explain --format json`'s line for an input with no error in it ("found": 0), or one it could not read
+    (and why: "unreadable")."""
+    return json.dumps({"input": name, "found": 0, **({"unreadable": unreadable} if unreadable else {})}) + "\n"
 
 
 def render(diagnosis: Diagnosis, fmt: str, stream: TextIO, **extra: Any) -> str:

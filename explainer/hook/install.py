@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
 import traceback
+import types
 from types import TracebackType
 from typing import Any, Callable, TextIO
 
@@ -15,14 +17,17 @@ from explainer.diagnose.render import choose_format, format_notice, internal_fai
 from .shadowing import installed_libraries_only
 
 _lock = threading.RLock()
-_state: dict[str, Any] = {"installed": False, "format": None, "previous": None, "previous_thread": None}
+_state: dict[str, Any] = {"installed": False, "format": None, "previous": None, "previous_thread": None,
+                          "shell": None, "seen": None, "at_exit": False}
 
 
 def install(format: str | None = None) -> Callable:
     """Hook uncaught exceptions in the main thread and in threads; returns the previous sys.excepthook.
 
     Installing twice is harmless (the second call only changes the format). The previous hooks
-    still run first, so the traceback is exactly what it would have been.
+    still run first, so the traceback is exactly what it would have been. Called in an IPython cell,
+    where IPython shows a cell's errors itself, it loads the extension (`%load_ext explainer`) instead
+    of a sys.excepthook that IPython would never call.
     """
     from explainer._config import set_main_script_folder
 
@@ -34,22 +39,29 @@ def install(format: str | None = None) -> Callable:
             return _state["previous"]
         _state["previous"] = sys.excepthook
         _state["previous_thread"] = threading.excepthook
-        sys.excepthook = _excepthook
+        _state["shell"] = _ipython_running_a_cell()
+        if _state["shell"] is not None:
+            _state["shell"].extension_manager.load_extension("explainer")
+        else:
+            sys.excepthook = _excepthook
+            _explain_bypassed_at_exit()
         threading.excepthook = _thread_excepthook
         _state["installed"] = True
         return _state["previous"]
 
 
 def uninstall() -> None:
-    """Put back the hooks that were there before install()."""
+    """Put back the hooks that were there before install() (in IPython: unload the extension it loaded)."""
     with _lock:
         if not _state["installed"]:
             return
+        if _state["shell"] is not None:
+            _state["shell"].extension_manager.unload_extension("explainer")
         if sys.excepthook is _excepthook:
             sys.excepthook = _state["previous"]
         if threading.excepthook is _thread_excepthook:
             threading.excepthook = _state["previous_thread"]
-        _state.update(installed=False, previous=None, previous_thread=None)
+        _state.update(installed=False, previous=None, previous_thread=None, shell=None)
 
 
 def is_installed() -> bool:
@@ -57,6 +69,7 @@ def is_installed() -> bool:
 
 
 def _excepthook(etype: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
+    _state["seen"] = id(value)  # not value: kept to the end, it would keep its frames alive past module teardown
     previous = _state["previous"] or sys.__excepthook__
     if issubclass(etype, (KeyboardInterrupt, SystemExit)):
         previous(etype, value, tb)
@@ -75,6 +88,55 @@ def _pass_on_traceback() -> None:
         pass_on_buffered_traceback()
     except Exception:  # the explainer must never make a crash worse: torch's hook prints it, later
         pass
+
+
+def explain_if_bypassed(exc: BaseException, tb: TracebackType | None) -> None:
+    """The diagnosis of an uncaught exc that sys.excepthook printed without reaching ours: a hook set after install()
+    that does not chain to the one it found (rich.traceback.install(), a framework's own) took our place. Once: never
+    when ours ran (or chained) for exc, nor after uninstall()."""
+    if not _state["installed"] or _state["seen"] == id(exc) or isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return
+    _state["seen"] = id(exc)
+    report(exc, tb, sys.stderr, process_failure=True)
+
+
+def _explain_bypassed_at_exit() -> None:
+    """Under plain `python script.py`, Python keeps the exception that ends the script in sys.last_value before it
+    calls sys.excepthook, and runs atexit's functions after: the one place left to explain it when a hook that
+    replaced ours printed it (under `python -m explainer` the runner does, at once)."""
+    if not _state["at_exit"]:
+        _state["at_exit"] = True
+        atexit.register(_explain_uncaught_at_exit)
+
+
+def _explain_uncaught_at_exit() -> None:
+    value, tb = getattr(sys, "last_value", None), getattr(sys, "last_traceback", None)
+    if isinstance(value, BaseException) and _left_the_outermost_frame(tb) and not hasattr(sys, "ps1"):
+        explain_if_bypassed(value, tb)
+
+
+def _left_the_outermost_frame(tb: TracebackType | None) -> bool:
+    """Whether tb is of an exception nothing caught: its first frame is the script's (or runpy's) own, with none
+    above it. Not one an interactive prompt (which leaves sys.ps1), code.interact, pytest or IPython showed and went on
+    from (their frame that caught it has callers; IPython's is a coroutine's, which keeps none)."""
+    from inspect import CO_ASYNC_GENERATOR, CO_COROUTINE, CO_GENERATOR, CO_ITERABLE_COROUTINE
+
+    suspendable = CO_ASYNC_GENERATOR | CO_COROUTINE | CO_GENERATOR | CO_ITERABLE_COROUTINE
+    return tb is not None and tb.tb_frame.f_back is None and not tb.tb_frame.f_code.co_flags & suspendable
+
+
+def _ipython_running_a_cell() -> Any:
+    """The IPython shell whose cell is running now (it sets sys.excepthook to its own for the cell), else None.
+
+    IPython is never imported here, and nothing of an object not IPython's own is read."""
+    shells = sys.modules.get("IPython.core.interactiveshell")
+    hook = sys.excepthook
+    if shells is None or not isinstance(hook, types.MethodType):
+        return None
+    shell = hook.__self__
+    if isinstance(shell, shells.InteractiveShell) and hook.__func__ is getattr(type(shell), "excepthook", None):
+        return shell
+    return None
 
 
 def _thread_excepthook(args: Any) -> None:

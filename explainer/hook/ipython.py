@@ -1,34 +1,52 @@
-"""`%load_ext explainer`: the diagnosis appears after IPython's own traceback."""
+"""`%load_ext explainer`: the diagnosis appears after IPython's own traceback, on stderr.
+
+A cell's error is read after the cell has run (IPython's post_execute event, which the Jupyter kernel fires too, and
+which `ipython script.ipy` and `%run script.ipy` fire for the cells they run silently), so IPython shows it exactly
+as it would without us, through its own path (a SyntaxError raised at run time keeps its frames) or a handler the user
+set with set_custom_exc, which stays theirs. An error IPython met compiling the cell (a typo in it) is not explained,
+as `python -m explainer` does not explain a script Python cannot compile.
+"""
 
 from __future__ import annotations
 
+import bdb
 import sys
-from typing import Any
+import weakref
+from typing import Any, Callable
 
 from .install import report
 
-_previous: dict[int, Any] = {}
+NOT_EXPLAINED = (KeyboardInterrupt, SystemExit, bdb.BdbQuit)
+
+_registered: dict[int, Callable[[], None]] = {}
 
 
-def _handler(shell, etype, value, tb, tb_offset=None):
-    shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
-    if not issubclass(etype, (KeyboardInterrupt, SystemExit)):
-        report(value, tb, sys.stdout)
-    return None
+def _explainer_for(ipython: Any) -> Callable[[], None]:
+    explained: list[weakref.ref | None] = [None]  # the last result explained (weakly: its frames are IPython's)
+
+    def after_execute() -> None:
+        result = ipython.last_execution_result  # an IPython ExecutionResult, never a user's object
+        if result is None or (explained[0] is not None and explained[0]() is result):
+            return  # none yet, or the event fired again for a cell already explained
+        value = getattr(result, "error_in_exec", None)
+        if isinstance(value, BaseException) and not isinstance(value, NOT_EXPLAINED):
+            explained[0] = weakref.ref(result)
+            report(value, value.__traceback__, sys.stderr)
+
+    return after_execute
 
 
 def load(ipython) -> None:
-    if id(ipython) in _previous:
+    if id(ipython) in _registered:
         return
-    _previous[id(ipython)] = (ipython.custom_exceptions, getattr(ipython, "CustomTB", None))
-    ipython.set_custom_exc((Exception,), _handler)
+    _registered[id(ipython)] = callback = _explainer_for(ipython)
+    ipython.events.register("post_execute", callback)
 
 
 def unload(ipython) -> None:
-    saved = _previous.pop(id(ipython), None)
-    if saved is None:
-        return
-    exceptions, handler = saved
-    ipython.custom_exceptions = exceptions
-    if handler is not None:
-        ipython.CustomTB = handler
+    callback = _registered.pop(id(ipython), None)
+    if callback is not None:
+        try:
+            ipython.events.unregister("post_execute", callback)
+        except ValueError:  # someone else took it off already
+            pass

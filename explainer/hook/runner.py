@@ -13,7 +13,7 @@ import types
 
 from explainer._config import set_script_folder
 
-from .install import install
+from .install import explain_if_bypassed, install
 from .source import compile_script
 
 
@@ -93,6 +93,7 @@ def _uncaught(exc: BaseException, first_file: str) -> int:
     tb = _from_script(exc.__traceback__, first_file)
     exc.__traceback__ = tb
     sys.excepthook(type(exc), exc, tb)
+    explain_if_bypassed(exc, tb)  # the script's own hook replaced ours (rich.traceback.install()): explained here
     if isinstance(exc, KeyboardInterrupt):
         _die_of_sigint()
     return 1

@@ -255,6 +255,26 @@ def test_rich_traceback_installed_before_ours(tmp_path):
     assert "[shape.matmul]" in extra
 
 
+def test_a_hook_that_replaces_ours_without_chaining_is_followed_by_the_diagnosis(tmp_path):
+    # rich.traceback.install() after ours calls no hook it found: at exit, the diagnosis of the exception that ended
+    # the script follows rich's traceback, once (the new user's review of 2026-12-07 got rich's alone).
+    script = write(tmp_path, "rich_after.py", """\
+        import os
+        if os.environ.get("EXPLAINER_TEST_INSTALL"):
+            import explainer
+            explainer.install()
+        from rich.traceback import install as rich_install
+        rich_install(width=100)
+        batch = {"image": [0.5]}
+        batch["label"]
+    """)
+    plain, explained = side_by_side(script, hooked="install", COLUMNS="100", TERM="dumb")
+    assert b"KeyError: 'label'" in plain.stderr and b"Traceback (most recent call last)" in plain.stderr
+    extra = assert_python_unchanged(plain, explained).decode()
+    assert extra.startswith("torch-explainer [data.") and extra.count("torch-explainer [") == 1, extra
+    assert f"at {script}:8   batch[\"label\"]" in extra
+
+
 def test_stderr_closed(tmp_path):
     script = write(tmp_path, "closed.py", f"""\
         import torch

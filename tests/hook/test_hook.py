@@ -155,13 +155,16 @@ def test_ipython_extension_prints_after_ipythons_traceback(capsys):
     shell.run_cell("import torch\nfrom torch import nn\nnet = nn.Linear(8, 2)\nbatch = torch.randn(4, 6)")
     shell.run_line_magic("load_ext", "explainer")
     shell.run_cell("net(batch)")
-    out = capsys.readouterr().out
-    assert "RuntimeError" in out and "mat1 and mat2 shapes cannot be multiplied (4x6 and 8x2)" in out
-    assert out.index("mat1 and mat2") < out.index("torch-explainer [shape.matmul]")
-    assert "net = Linear(in_features=8, out_features=2, bias=True) got batch of shape (4, 6)" in out
+    out, err = capsys.readouterr()
+    assert "RuntimeError" in out and "mat1 and mat2 shapes cannot be multiplied (4x6 and 8x2)" in out  # IPython's
+    # The diagnosis on stderr, as the hook's (in Jupyter, the cell's stderr output, shown after the traceback)
+    assert "torch-explainer" not in out and err.startswith("torch-explainer [shape.matmul]")
+    assert "net = Linear(in_features=8, out_features=2, bias=True) got batch of shape (4, 6)" in err
+    shell.run_cell("net(batch)", silent=True)  # as `ipython script.ipy` and `%run script.ipy` run a file's cells
+    assert capsys.readouterr().err.startswith("torch-explainer [shape.matmul]")
     shell.run_line_magic("unload_ext", "explainer")
     shell.run_cell("net(batch)")
-    assert "torch-explainer" not in capsys.readouterr().out
+    assert "torch-explainer" not in str(capsys.readouterr())
 
 
 def test_a_live_notebook_cell_is_named_as_ipythons_traceback_names_it(capsys):
@@ -175,8 +178,102 @@ def test_a_live_notebook_cell_is_named_as_ipythons_traceback_names_it(capsys):
         shell.run_cell("out = halve(batch)", store_history=True)
     finally:
         shell.run_line_magic("unload_ext", "explainer")
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     cell = re.search(r"^(Cell In\[\d+\]), line 3, in halve", out, re.M)  # IPython's own name for the cell
     assert cell, out
-    assert f"  at {cell[1]}:3 in halve   return net(y)" in out
-    assert "ipython-input" not in out.split("torch-explainer [")[1]
+    assert f"  at {cell[1]}:3 in halve   return net(y)" in err
+    assert "ipython-input" not in err
+
+
+def _shell_with_a_linear_layer():
+    from IPython.testing.globalipapp import get_ipython, start_ipython
+
+    shell = start_ipython() or get_ipython()
+    shell.run_cell("import torch\nfrom torch import nn\nnet = nn.Linear(8, 2)\nbatch = torch.randn(4, 6)")
+    return shell
+
+
+def test_a_syntax_error_raised_at_run_time_keeps_ipythons_own_traceback(capsys):
+    # IPython shows one raised by running code (eval of a config string) with its frames (the new user's review of
+    # 2026-12-07: under the extension they were gone); the diagnosis names its type, as the README promises.
+    shell = _shell_with_a_linear_layer()
+    cell = 'def parse_cfg(s):\n    return eval(s)\nparse_cfg("1 +")'
+    shell.run_cell(cell)
+    plain = capsys.readouterr()
+    shell.run_line_magic("load_ext", "explainer")
+    try:
+        shell.run_cell(cell)
+    finally:
+        shell.run_line_magic("unload_ext", "explainer")
+    explained = capsys.readouterr()
+    assert ", line 2 in parse_cfg" in plain.out and "SyntaxError: invalid syntax" in plain.out, plain.out
+    assert explained.out == plain.out
+    assert explained.err.startswith("torch-explainer: no known pytorch failure matches this error (SyntaxError at "), (
+        explained.err)
+
+
+def test_the_extension_leaves_a_set_custom_exc_handler_in_place(capsys):
+    shell = _shell_with_a_linear_layer()
+    calls = []
+
+    def team_handler(shell, etype, value, tb, tb_offset=None):  # e.g. one that also reports to the team's chat
+        calls.append(etype)
+        shell.showtraceback((etype, value, tb), tb_offset=tb_offset)
+
+    shell.set_custom_exc((RuntimeError,), team_handler)
+    try:
+        shell.run_line_magic("load_ext", "explainer")
+        shell.run_cell("net(batch)")
+        shell.run_line_magic("unload_ext", "explainer")
+        shell.run_cell("net(batch)")
+        assert shell.custom_exceptions == (RuntimeError,)
+    finally:
+        shell.set_custom_exc((), None)
+    assert calls == [RuntimeError, RuntimeError]
+    out, err = capsys.readouterr()
+    assert out.count("mat1 and mat2 shapes cannot be multiplied (4x6 and 8x2)") == 2
+    assert err.count("torch-explainer [shape.matmul]") == 1
+
+
+def test_install_in_an_ipython_cell_loads_the_extension(capsys):
+    # IPython puts its own sys.excepthook back after each cell: a hook installed from a cell would never be called.
+    shell = _shell_with_a_linear_layer()
+    hook = sys.excepthook
+    shell.run_cell("import explainer\nexplainer.install()")
+    try:
+        assert "explainer" in shell.extension_manager.loaded
+        assert sys.excepthook is hook
+        shell.run_cell("net(batch)")
+    finally:
+        shell.run_cell("explainer.uninstall()")
+    assert "explainer" not in shell.extension_manager.loaded
+    out, err = capsys.readouterr()
+    assert "mat1 and mat2 shapes cannot be multiplied (4x6 and 8x2)" in out
+    assert err.count("torch-explainer [shape.matmul]") == 1
+
+
+def test_the_runner_explains_what_a_hook_that_replaced_ours_printed(capsys):
+    # The script set a hook that does not chain to the one it found (as rich.traceback.install() does): the runner,
+    # which caught the exception, explains it after that hook's output, once.
+    from explainer.hook import runner
+
+    explainer.install()
+
+    def framework_hook(etype, value, tb):
+        sys.stderr.write("framework: " + "".join(traceback.format_exception(etype, value, tb)))
+
+    sys.excepthook = framework_hook
+    exc = _real_shape_error()
+    assert runner._uncaught(exc, __file__) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("framework: Traceback") and err.count("torch-explainer [shape.matmul]") == 1
+    assert err.index("mat1 and mat2") < err.index("torch-explainer")
+    sys.excepthook = _hook._excepthook  # ours reached: the runner adds nothing
+    exc = _real_shape_error()
+    runner._uncaught(exc, __file__)
+    assert capsys.readouterr().err.count("torch-explainer [shape.matmul]") == 1
+
+
+def test_explain_given_text_points_to_explain_text():
+    with pytest.raises(TypeError, match=r"takes an exception, not str; .* use explainer\.explain_text\(text\)"):
+        explainer.explain(str(_real_shape_error()))

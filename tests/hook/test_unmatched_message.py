@@ -10,6 +10,7 @@ import traceback
 
 import torch
 
+import explainer
 from conftest import ROOT
 from explainer.hook import install as _hook
 
@@ -61,8 +62,17 @@ def test_ipython_extension_names_the_type_not_the_message(capsys):
         shell.run_cell("import torch\nsecret = torch.tensor([0.1234, 5.6789])\nraise ValueError(f'bad {secret}')")
     finally:
         shell.run_line_magic("unload_ext", "explainer")
-    out = capsys.readouterr().out
+    out, ours = capsys.readouterr()
     assert "ValueError: bad tensor([0.1234, 5.6789])" in out, out  # IPython's own traceback
-    ours = out[out.index("torch-explainer"):]
-    assert ours.startswith("torch-explainer: no known pytorch failure matches this error (ValueError at "), out
-    assert not any(value in ours for value in VALUES), out
+    assert ours.startswith("torch-explainer: no known pytorch failure matches this error (ValueError at "), ours
+    assert not any(value in ours for value in VALUES), ours
+
+
+def test_a_syntax_error_is_named_by_its_type():
+    # Python prints a SyntaxError's place and source line before its type: the type is still what the line names.
+    try:
+        eval("1 +")  # a config string parsed at run time
+    except SyntaxError as exc:
+        diagnosis = explainer.explain(exc)
+    assert str(diagnosis).startswith("torch-explainer: no known pytorch failure matches this error (SyntaxError at ")
+    assert diagnosis.to_dict()["error"] == "SyntaxError"

@@ -13,7 +13,9 @@ def test_embedding_index_reports_max_id_against_num_embeddings():
     assert (d.facts["num_embeddings"], d.facts["max_index"], d.facts["out_of_range"]) == (1000, 1203, 2)
     assert "min_index" not in d.facts and d.facts["negative_count"] == 0
     assert "2 ids in token_ids (2, 4) are outside that range" in d.summary and "nn.Embedding(1204, 32)" in d.summary
-    assert has_fix(d, "model.embed = nn.Embedding(1204, 32)")
+    # sized for the vocabulary, this batch's largest id only a floor, never the first advice (review 58, defect 12)
+    assert has_fix(d, "`model.embed = nn.Embedding(vocab_size, 32)`") and has_fix(d, "at least max id + 1 = 1204")
+    assert "nn.Embedding(1204" not in d.fixes[0]
     # Values are reduced to numbers; the ids themselves are never shown.
     assert "507" not in d.to_json()
 

@@ -28,7 +28,7 @@ def _conv_constructor(module: Any, in_channels: int) -> str:
     "batched_rank", "channel_dim", "got_channels", "conv_fix", "channels_last_fix", "channels_last_shape",
     "unsqueeze_fix", "unsqueeze_shape", "gray_fix", "rank_fix", "rank_fix_shape", "producer", "producer_name",
     "producer_desc", "layer_desc", "call_name", "weight_name", "weight_size",
-    "weight_fit_shape"))
+    "weight_fit_shape", "layer_builder", "layer_top_level"))
 def conv_operands(ctx: ProbeContext) -> Evidence | None:
     """The nn.ConvNd that refused its input: its channels, the input's name, shape and layout."""
     record, module, expr, facts, culprits = failing_layer(ctx, "_ConvNd")

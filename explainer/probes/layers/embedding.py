@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from explainer._inspect import (MISSING, describe_module, describe_tensor, format_shape, innermost_user_frame,
-                                is_tensor, resolve, safe_getattr, tensor_facts)
+from explainer._inspect import (MISSING, class_mro, class_table, describe_module, describe_tensor, format_shape,
+                                innermost_user_frame, is_tensor, resolve, safe_getattr, tensor_facts)
 from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.library_names import library_local
 from explainer.probes.readers.operands import (FUNCTIONAL_FILE, call_operands, failing_module, frame_tensor, literal_int,
                                                module_label, name_of, parse_expression, shape_of, torch_frame,
                                                user_expression, user_node)
@@ -31,7 +32,7 @@ def _index_range(index: Any, size: int) -> dict[str, int] | None:
 
 @probe("embedding_index", provides=(
     "module", "num_embeddings", "embedding_dim", "index_name", "index_shape", "max_index", "negative_count",
-    "out_of_range", "needed_embeddings", "embedding_fix"))
+    "out_of_range", "needed_embeddings", "embedding_fix", "index_where", "index_code", "resize_fix"))
 def embedding_index(ctx: ProbeContext) -> Evidence | None:
     """The nn.Embedding (or F.embedding weight) and the largest index it was given."""
     record, module = failing_module(ctx, "Embedding")
@@ -54,9 +55,16 @@ def embedding_index(ctx: ProbeContext) -> Evidence | None:
     index = frame_tensor(record, "input")
     if index is MISSING:
         return Evidence(facts, culprits)
-    index_name = name_of(ctx, index, expr) or "the index tensor"
+    index_name, where = name_of(ctx, index, expr), None
+    if index_name is None and (found := library_local(ctx.records, index)) is not None:
+        index_name, where = found
+        facts["index_where"] = where
+    index_name = index_name or "the index tensor"
     facts.update(index_name=index_name, index_shape=format_shape(shape_of(index)))
-    culprits.append(describe_tensor(index_name, index))
+    if parse_expression(index_name) is not None:
+        facts["index_code"] = index_name
+    culprits.append(describe_tensor(index_name, index, **({"note": f"in {where}"} if where else {})))
+    facts.update(_resize_fix(ctx, label))
     found = _index_range(index, rows)
     if found:
         facts.update(found)
@@ -64,6 +72,19 @@ def embedding_index(ctx: ProbeContext) -> Evidence | None:
             facts["needed_embeddings"] = found["max_index"] + 1
             facts["embedding_fix"] = f"nn.Embedding({found['max_index'] + 1}, {dim})"
     return Evidence(facts, culprits)
+
+
+def _resize_fix(ctx: ProbeContext, label: str) -> dict[str, str]:
+    """`model.resize_token_embeddings(len(tokenizer))` when the user's model (the first name of label) is a Hugging
+    Face model: its own idiom, which resizes the input embeddings and the tied output layer together."""
+    record = innermost_user_frame(ctx.records)
+    root = label.split(".", 1)[0]
+    if record is None or not root.isidentifier() or root == label:
+        return {}
+    model = resolve(ast.Name(root), record.namespace())
+    if model is MISSING or not any("resize_token_embeddings" in class_table(cls) for cls in class_mro(type(model))):
+        return {}
+    return {"resize_fix": f"{root}.resize_token_embeddings(len(tokenizer))"}
 
 
 @probe("index_select_operands", provides=(

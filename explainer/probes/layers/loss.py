@@ -8,6 +8,8 @@ from typing import Any
 
 from explainer._inspect import MISSING, describe_module, describe_tensor, format_shape, is_tensor, tensor_facts
 from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.library_names import library_call_argument
+from explainer.probes.readers.loss_args import argument_text, caller_argument_base, unsqueezed_from
 from explainer.probes.readers.operands import (FUNCTIONAL_FILE, failing_module, frame_tensor, join_dims, module_label,
                                                name_of, shape_of, torch_frame, user_expression)
 
@@ -15,7 +17,8 @@ from explainer.probes.readers.operands import (FUNCTIONAL_FILE, failing_module, 
 @probe("loss_operands", provides=(
     "loss", "input_name", "input_shape", "target_name", "target_shape", "input_batch", "target_batch",
     "batch_ratio", "num_classes", "squeeze_fix", "view_as_fix", "target_squeeze_fix", "argmax_fix", "permute_fix",
-    "permute_shape", "flatten_fix", "onehot_squeeze"))
+    "permute_shape", "flatten_fix", "onehot_squeeze", "unsqueezed_from", "library_where", "target_variable",
+    "onehot_rows", "token_scores", "token_len", "token_target"))
 def loss_operands(ctx: ProbeContext) -> Evidence | None:
     """The loss (module or function) and its input and target, named as the failing line names them."""
     record, module = failing_module(ctx, "_Loss")
@@ -24,33 +27,37 @@ def loss_operands(ctx: ProbeContext) -> Evidence | None:
         loss = module_label(ctx, module, expr)
         prediction, target = frame_tensor(record, "input"), frame_tensor(record, "target")
     else:
-        if expr is None or expr.kind != "call":
+        found = _function_loss(ctx, expr)
+        if found is None:
             return None
-        tensors = [op.value for op in expr.operands if is_tensor(op.value)]
-        if len(tensors) < 2:
-            return None
-        loss = expr.callee.text if expr.callee is not None else "the loss"
-        prediction, target = tensors[0], tensors[1]
+        loss, prediction, target = found
     facts: dict[str, Any] = {"loss": loss}
     culprits = [describe_module(loss, module)] if module is not None else []
     if prediction is MISSING or target is MISSING:
         return Evidence(facts, culprits)
-    p_name = name_of(ctx, prediction, expr) or "input"
-    t_name = name_of(ctx, target, expr) or "target"
+    (p_name, p_note), (t_name, t_note) = (_operand_name(ctx, prediction, expr, 0, "input"),
+                                          _operand_name(ctx, target, expr, 1, "target"))
+    if (base := unsqueezed_from(ctx, 1)) is not None:
+        facts["unsqueezed_from"] = base
     sp, st = shape_of(prediction), shape_of(target)
     facts.update(input_name=p_name, input_shape=format_shape(sp), target_name=t_name, target_shape=format_shape(st))
-    culprits += [describe_tensor(p_name, prediction), describe_tensor(t_name, target)]
+    culprits += [describe_tensor(p_name, prediction, **p_note), describe_tensor(t_name, target, **t_note)]
+    if t_note and (found := library_call_argument(ctx.records, 1)) is not None:
+        facts["library_where"] = found[2]
+        if found[1]:
+            facts["target_variable"] = found[1]
     if sp and st:
         facts.update(input_batch=sp[0], target_batch=st[0])
         if sp[0] != st[0] and st[0] and sp[0] % st[0] == 0:
             facts["batch_ratio"] = sp[0] // st[0]
+        facts.update(_batch_mismatch_reading(ctx, sp, st))
     if len(sp) >= 2:
         facts["num_classes"] = sp[1]
     if sp != st and math.prod(sp) == math.prod(st):
         facts["view_as_fix"] = f"{t_name}.view_as({p_name})"
         if sp == st + [1]:
             facts["squeeze_fix"] = f"{p_name}.squeeze(-1)"
-    if len(st) == 2 and st[1] == 1 and sp and st[0] == sp[0]:
+    if len(st) == 2 and st[1] == 1 and sp and st[0] == sp[0] and "unsqueezed_from" not in facts:
         facts["target_squeeze_fix"] = f"{t_name}.squeeze(1)"
     if st == sp and len(st) == 2 and not tensor_facts(target)["dtype"].startswith("float"):
         facts["argmax_fix"] = f"{t_name}.argmax(1)"
@@ -60,6 +67,45 @@ def loss_operands(ctx: ProbeContext) -> Evidence | None:
         facts.update(permute_fix=f"{p_name}.permute{order}", permute_shape=format_shape([sp[i] for i in order]),
                      flatten_fix=f"{p_name}.reshape(-1, {sp[-1]}), {t_name}.reshape(-1)", num_classes=sp[-1])
     return Evidence(facts, culprits)
+
+
+def _operand_name(ctx: ProbeContext, value: Any, expr, position: int, local: str) -> tuple[str, dict[str, str]]:
+    """The user's name for the loss's input or target; else the argument as a library's call wrote it, with a note
+    saying where that name lives (`labels.view(-1)` in transformers' model), never torch's own `target` unqualified."""
+    name = name_of(ctx, value, expr) or argument_text(ctx, value, position)
+    if name:
+        return name, {}
+    found = library_call_argument(ctx.records, position)
+    return (found[0], {"note": f"in {found[2]}"}) if found is not None else (local, {})
+
+
+def _batch_mismatch_reading(ctx: ProbeContext, sp: list[int], st: list[int]) -> dict[str, Any]:
+    """What the two batch sizes say: a 1-D target of batch x classes values is one-hot rows flattened (12 = 4 x 3);
+    scores flattened from (B, T, C) per-token scores against B targets need one label per token, (B, T)."""
+    if len(sp) != 2 or len(st) != 1 or sp[0] == st[0]:
+        return {}
+    if st[0] == sp[0] * sp[1] and sp[1] > 1:
+        return {"onehot_rows": format_shape([sp[0], sp[1]])}
+    found = caller_argument_base(ctx.records, 0)
+    shape = shape_of(found[1]) if found is not None else []
+    if len(shape) == 3 and shape[0] == st[0] and shape[0] * shape[1] == sp[0] and shape[2] == sp[1]:
+        return {"token_scores": f"{found[0]} {format_shape(shape)}", "token_len": shape[1],
+                "token_target": format_shape(shape[:2])}
+    return {}
+
+
+def _function_loss(ctx: ProbeContext, expr) -> tuple[str, Any, Any] | None:
+    """A loss called as a function (F.cross_entropy): the input and target torch's own frame got (the tensors passed,
+    `targets.unsqueeze(1)` itself, not the variable it was made from); the user's operands where no such frame is."""
+    if expr is None or expr.kind != "call":
+        return None
+    loss = expr.callee.text if expr.callee is not None else "the loss"
+    record = torch_frame(ctx.records, FUNCTIONAL_FILE)
+    prediction, target = frame_tensor(record, "input"), frame_tensor(record, "target")
+    if prediction is not MISSING and target is not MISSING:
+        return loss, prediction, target
+    tensors = [op.value for op in expr.operands if is_tensor(op.value)]
+    return (loss, tensors[0], tensors[1]) if len(tensors) >= 2 else None
 
 
 def _onehot_fixes(t_name: str, sp: list[int], st: list[int]) -> dict[str, str]:

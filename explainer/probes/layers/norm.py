@@ -23,7 +23,8 @@ def layer_norm_fix(ctx: ProbeContext) -> Evidence | None:
     return Evidence({"norm_fix": f"nn.LayerNorm({arg})", "norm_tail": join_dims(tail)})
 
 
-@probe("layer_norm_operands", provides=("module", "module_repr", "input_name", "input_shape"))
+@probe("layer_norm_operands", provides=("module", "module_repr", "input_name", "input_shape", "layer_builder",
+                                          "layer_top_level"))
 def layer_norm_operands(ctx: ProbeContext) -> Evidence | None:
     """The nn.LayerNorm that refused its input, and that input."""
     facts, culprits, module, _ = module_and_input(ctx, "LayerNorm")

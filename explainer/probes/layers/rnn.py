@@ -13,7 +13,7 @@ from explainer.probes.readers.operands import (failing_layer, frame_tensor, ints
 
 @probe("rnn_input", provides=(
     "module", "module_repr", "input_size", "hidden_size", "batch_first", "input_name", "input_shape",
-    "got_features", "layout", "rnn_fix", "transpose_fix", "transpose_shape"))
+    "got_features", "layout", "rnn_fix", "transpose_fix", "transpose_shape", "layer_builder", "layer_top_level"))
 def rnn_input(ctx: ProbeContext) -> Evidence | None:
     """The RNN/LSTM/GRU, how it reads its input's dimensions (batch_first) and what would fit."""
     record, module, expr, facts, culprits = failing_layer(ctx, "RNNBase")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from explainer._inspect import FrameRecord, describe_tensor, format_shape, innermost_user_frame, is_tensor, resolve
+from explainer._inspect import (FrameRecord, describe_tensor, format_shape, innermost_user_frame, is_tensor, resolve,
+                                tensor_facts)
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.derived import argument
-from explainer.probes.readers.operands import shape_of, user_node
+from explainer.probes.readers.operands import FUNCTIONAL_FILE, shape_of, torch_frame, user_node
 
 
 def _binop_tensors(record: FrameRecord):
@@ -51,7 +52,7 @@ def _derived_operand(node: ast.AST, namespace: dict[str, Any], steps: int = 0):
 
 @probe("broadcast_operands", provides=(
     "a_name", "a_shape", "b_name", "b_shape", "a_dim", "b_dim", "expression", "column_fix", "column_name",
-    "column_shape"))
+    "column_shape", "loss_fn", "loss_classes", "onehot_fix", "class_loss_fix"))
 def broadcast_operands(ctx: ProbeContext) -> Evidence | None:
     """Both operands of the failing element-wise operation and the dimension, counted from the left in each."""
     record = innermost_user_frame(ctx.records)
@@ -68,9 +69,12 @@ def broadcast_operands(ctx: ProbeContext) -> Evidence | None:
             index = dim - (ndim - len(shape))
             if 0 <= index < len(shape):
                 facts[key] = index
-    # A 1-D operand whose length matches another dimension of the other operand: make it a column.
+    loss = _loss_facts(ctx, (a_name, sa), (b_name, b, sb, b_var))
+    facts.update(loss)
+    # A 1-D operand whose length matches another dimension of the other operand: make it a column (never a loss's
+    # target: a column broadcasts against every column of the input, which torch only warns about).
     for (x_name, sx), sy in (((b_name, sb), sa), ((a_name, sa), sb)):
-        if len(sx) == 1 and len(sy) >= 2 and sx[0] != sy[-1]:
+        if not loss and len(sx) == 1 and len(sy) >= 2 and sx[0] != sy[-1]:
             for j, size in enumerate(sy[:-1]):
                 if size == sx[0]:
                     ones = len(sy) - 1 - j
@@ -81,3 +85,25 @@ def broadcast_operands(ctx: ProbeContext) -> Evidence | None:
                     break
             break
     return Evidence(facts, [describe_tensor(a_var, a), describe_tensor(b_var, b)])
+
+
+_LOSS_SUFFIX = "_loss"
+
+
+def _loss_facts(ctx: ProbeContext, a: tuple[str, list[int]], b: tuple[str, Any, list[int], str]) -> dict[str, Any]:
+    """The failing call is a regression loss (torch's F.mse_loss, F.l1_loss, ... frame under it): it compares its
+    input and target element by element, so the target must have the input's shape. For (N, C) scores against (N,)
+    integer labels: C classes, the labels one-hot or a class-index loss instead."""
+    loss = next((r for r in reversed(ctx.records) if r.name.endswith(_LOSS_SUFFIX)
+                 and torch_frame([r], FUNCTIONAL_FILE) is not None), None)
+    if loss is None:
+        return {}
+    (a_name, sa), (_, b, sb, b_var) = a, b
+    facts: dict[str, Any] = {"loss_fn": f"F.{loss.name}"}
+    if len(sa) == 2 and sa[1] > 1 and sb == sa[:1]:
+        facts["loss_classes"] = sa[1]
+        if is_tensor(b) and not tensor_facts(b)["dtype"].startswith("complex"):
+            labels = b_var if tensor_facts(b)["dtype"].startswith(("int", "uint")) else f"{b_var}.long()"
+            facts["onehot_fix"] = f"F.one_hot({labels}, {sa[1]}).float()"
+            facts["class_loss_fix"] = f"F.cross_entropy({a_name}, {labels})"
+    return facts

@@ -11,6 +11,7 @@ from explainer._inspect import (MISSING, describe_module, describe_tensor, faili
 from explainer.probes import Evidence, ProbeContext, probe, shown_file
 from explainer.probes.readers.derived import tensor_arguments
 from explainer.probes.readers.layer_source import first_argument, layer_call, square_refit
+from explainer.probes.readers.library_names import layer_builder
 from explainer.probes.readers.operands import (call_operands, failing_module, inline_constructor, shape_of,
                                                user_expression, with_first_argument)
 from explainer.probes.readers.producer import add_producer
@@ -44,7 +45,7 @@ def _input_operand(ctx: ProbeContext, module, torch_record):
                                      "left_shape", "right_shape", "producer", "producer_name", "producer_desc",
                                      "layer_desc", "flatten_spatial", "fit_pool", "fit_pool_size",
                                      "missing_flatten", "inline_line", "inline_fix", "in_features_expr",
-                                     "in_features_at", "in_features_fit", "old_side", "new_side"))
+                                     "in_features_at", "in_features_fit", "old_side", "new_side", "layer_builder", "layer_top_level"))
 def linear_operands(ctx: ProbeContext) -> Evidence | None:
     """The nn.Linear (or F.linear / matmul operands) behind a matrix-multiply shape error."""
     torch_record, module = failing_module(ctx, "Linear")
@@ -61,7 +62,7 @@ def linear_operands(ctx: ProbeContext) -> Evidence | None:
         module_name = ast.get_source_segment(user.code.strip().rstrip(":"), inline)
         facts["inline_line"] = user.lineno
     module_name = module_name or type(module).__name__
-    facts.update(module=module_name, module_repr=module_repr(module))
+    facts.update(module=module_name, module_repr=module_repr(module), **layer_builder(ctx.records, module_name))
     if isinstance(in_features, int):
         facts["in_features"] = in_features
         facts["layer_desc"] = f"Linear, in_features={in_features}"

@@ -12,6 +12,8 @@ from explainer._inspect import (MISSING, FrameRecord, Operand, child_modules, de
                                 module_repr, name_module, resolve, resolve_text, tensor_facts, user_frames)
 from explainer.probes import ProbeContext
 
+from .library_names import layer_builder
+
 MAX_LISTED = 20  # culprits and list entries shown at most
 
 
@@ -196,7 +198,8 @@ def failing_layer(ctx: ProbeContext, *types: str) -> tuple[FrameRecord | None, A
         return None, None, None, {}, []
     _, expr = user_expression(ctx)
     name = module_label(ctx, module, expr)
-    return record, module, expr, {"module": name, "module_repr": module_repr(module)}, [describe_module(name, module)]
+    facts = {"module": name, "module_repr": module_repr(module), **layer_builder(ctx.records, name)}
+    return record, module, expr, facts, [describe_module(name, module)]
 
 
 def module_and_input(ctx: ProbeContext, *types: str) -> tuple[dict[str, Any], list, Any, Any]:

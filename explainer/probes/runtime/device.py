@@ -8,13 +8,14 @@ import ast
 import linecache
 import re
 import sys
+import types
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from explainer._inspect import (MISSING, FrameRecord, child_modules, describe_tensor, failing_expression,
-                                innermost_user_frame, instance_dict, is_module, is_tensor, module_frames, module_roots, name_module,
-                                resolve, resolve_text, user_frames)
+from explainer._inspect import (MISSING, FrameRecord, child_modules, class_table, describe_tensor, failing_expression,
+                                innermost_user_frame, instance_dict, is_module, is_tensor, is_user_file, module_frames,
+                                module_roots, name_module, resolve, resolve_text, user_frames)
 from explainer._pycode import module_expression
 from explainer.probes import Evidence, ProbeContext, probe
 from explainer.probes.readers.construction import meta_construction
@@ -460,11 +461,16 @@ def meta_tensors(ctx: ProbeContext) -> Evidence | None:
     if not frames:
         return None
     module = frames[0][1]  # the outermost: Module.to()/_apply() runs on the module the user moved
-    name = name_module(module, ctx.records) or type(module).__name__
-    holdings = [h for h in module_tensors(module, name) if h.kind in ("parameter", "buffer")]
+    name = name_module(module, ctx.records)
+    # unnamed (`trainer.fit(Classifier())`): `self` in the methods of a class the user wrote, else the class's name
+    methods = [v for v in class_table(type(module)).values() if type(v) is types.FunctionType]
+    own = bool(methods) and is_user_file(methods[0].__code__.co_filename)
+    holdings = [h for h in module_tensors(module, name or ("self" if own else type(module).__name__))
+                if h.kind in ("parameter", "buffer")]
     on_meta = [h for h in holdings if describe_tensor(h.name, h.tensor).get("device") == "meta"]
     if not on_meta:
         return None
-    culprits = [describe_tensor(h.name, h.tensor) for h in on_meta[:MAX_CULPRITS]]
-    return Evidence(facts={"meta_module": name, "meta_count": len(on_meta), "meta_total": len(holdings),
-                           "meta_first": on_meta[0].name}, culprits=culprits)
+    culprits = [describe_tensor(module_expression(h.name), h.tensor) for h in on_meta[:MAX_CULPRITS]]
+    return Evidence(facts={"meta_module": name or type(module).__name__, "meta_count": len(on_meta),
+                           "meta_total": len(holdings), "meta_first": module_expression(on_meta[0].name)},
+                    culprits=culprits)

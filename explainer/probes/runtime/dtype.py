@@ -12,6 +12,7 @@ from typing import Any
 from explainer._inspect import (MISSING, FrameRecord, describe_tensor, dtype_name, format_shape, innermost_user_frame,
                                 is_module, is_tensor, name_module, resolve, safe_getattr, user_frames)
 from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.library_names import library_call_argument
 from explainer.probes.readers.operands import FUNCTIONAL_FILE, failing_module, torch_frame, user_expression
 
 from .device import assignment, gather, local_name, outermost_binding
@@ -160,7 +161,7 @@ def _loss_frame(ctx: ProbeContext) -> tuple[FrameRecord, str] | tuple[None, None
 
 @probe("loss_target", provides=("loss", "target_name", "target_dtype", "target_shape", "input_name",
                                  "input_dtype", "input_shape", "wanted_dtype", "origin", "convert_fix",
-                                 "origin_line", "origin_code"))
+                                 "origin_line", "origin_code", "library_where"))
 def loss_target(ctx: ProbeContext) -> Evidence | None:
     """The loss function's input and target, as the user's code names them, and the dtype the target needs."""
     record, loss = _loss_frame(ctx)
@@ -170,18 +171,43 @@ def loss_target(ctx: ProbeContext) -> Evidence | None:
     logits = record.locals.get("input", MISSING)
     if not is_tensor(target):
         return None
-    target_name = local_name(target, ctx.records)[0] or "target"
     wanted = "int64" if loss in CLASS_INDEX_LOSSES else (_dtype(logits) if is_tensor(logits) else "float32")
+    target_name, note = _loss_argument_name(ctx, target, 1, "target")
     facts: dict[str, Any] = {"loss": f"F.{loss}", "target_name": target_name, "target_dtype": _dtype(target),
                              "target_shape": format_shape(target.shape), "wanted_dtype": wanted}
-    culprits = [describe_tensor(target_name, target, role="target")]
+    culprits = [describe_tensor(target_name, target, role="target", **note)]
     if is_tensor(logits):
-        input_name = local_name(logits, ctx.records)[0] or "input"
+        input_name, in_note = _loss_argument_name(ctx, logits, 0, "input")
         facts.update({"input_name": input_name, "input_dtype": _dtype(logits),
                       "input_shape": format_shape(logits.shape)})
-        culprits.append(describe_tensor(input_name, logits, role="input"))
-    facts.update(origin(target, target_name, ctx, wanted))
+        culprits.append(describe_tensor(input_name, logits, role="input", **in_note))
+    if note:
+        facts.update(_library_convert_fix(ctx, wanted))
+    else:
+        facts.update(origin(target, target_name, ctx, wanted))
     return Evidence(facts, culprits)
+
+
+def _loss_argument_name(ctx: ProbeContext, value: Any, position: int, local: str) -> tuple[str, dict[str, str]]:
+    """The user's name for a loss argument; where none holds it and a library called the loss (transformers' model
+    with the Trainer's batch), the argument as the library wrote it (`labels.view(-1)`) with a note saying where."""
+    name = local_name(value, ctx.records)[0]
+    if name:
+        return name, {}
+    found = library_call_argument(ctx.records, position)
+    if found is None:
+        return local, {}
+    return found[0], {"note": f"in {found[2]}"}
+
+
+def _library_convert_fix(ctx: ProbeContext, wanted: str) -> dict[str, str]:
+    """The conversion for a target a library built from the user's batch: at the user's data, never inside the
+    library's frame (`target = target.long()` cannot be written at `trainer.train()`)."""
+    text, variable, where = library_call_argument(ctx.records, 1) or ("target", None, "the library")
+    field = f"`{variable}`" if variable else "the labels"
+    return {"library_where": where, "convert_fix": (
+        f"Make {field} {wanted} where your dataset or collator builds them (`torch.tensor(label, dtype=torch.{wanted})`"
+        f"): {where} passes them to the loss as `{text}`, so the conversion belongs in your data, not in its code")}
 
 
 @probe("index_tensor", provides=("index_name", "index_dtype", "index_shape", "module", "num_embeddings",
