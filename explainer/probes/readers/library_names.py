@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from explainer._inspect import MISSING, FrameRecord
+from explainer._inspect import MISSING, FrameRecord, class_text
 
 _SKIPPED = frozenset({"self", "input", "target", "args", "kwargs"})
 
@@ -31,10 +31,12 @@ def _possessive(package: str) -> str:
 
 
 def _owner(record: FrameRecord) -> str:
-    """`BertEmbeddings.forward` for a method (the class of its `self`, read by type(): nothing of the user's runs)."""
+    """`BertEmbeddings.forward` for a method (the class of its `self`, read through class_text: nothing of the user's
+    runs, not even a metaclass's __name__)."""
     table = record.locals if isinstance(record.locals, dict) else {}
     owner = dict.get(table, "self", MISSING)
-    return f"{type(owner).__name__}.{record.name}" if owner is not MISSING else record.name
+    name = class_text(type(owner), "__name__") if owner is not MISSING else None
+    return f"{name}.{record.name}" if name else record.name
 
 
 def library_local(records: list[FrameRecord], value: Any) -> tuple[str, str] | None:
@@ -94,7 +96,7 @@ def layer_builder(records: list[FrameRecord], label: str) -> dict[str, Any]:
     code they did not write; {"layer_top_level": True} for a layer held by a plain variable (`fc = nn.Linear(...)`)."""
     import sys
 
-    from explainer._inspect import class_text, innermost_user_frame, is_user_file, resolve_text
+    from explainer._inspect import innermost_user_frame, is_user_file, resolve_text
 
     parent_text, dot, _ = label.rpartition(".")
     record = innermost_user_frame(records)
