@@ -133,31 +133,13 @@ def sweep(limit: int) -> None:
               flush=True)
 
 
-class _ReluRNN(torch.nn.Module):
-    """The second new user's review (defect 10, train_signals.py rnn): recurrent weights 1.6 x I."""
-
-    def __init__(self):
-        super().__init__()
-        self.emb = torch.nn.Embedding(20, 32)
-        self.rnn = torch.nn.RNN(32, 64, num_layers=2, batch_first=True, nonlinearity="relu")
-        with torch.no_grad():
-            for name, p in self.rnn.named_parameters():
-                if "weight_hh" in name:
-                    p.copy_(torch.eye(64) * 1.6 + 0.1 * torch.randn(64, 64))
-        self.head = torch.nn.Linear(64, 4)
-
-    def forward(self, x):
-        out, _ = self.rnn(self.emb(x))
-        return self.head(out[:, -1])
-
-
 def review_cases(seeds: range, verbose: bool) -> tuple[int, int]:
     """Runs whose gradient norm is beyond max_grad_norm from the first step (measured here): an explosion must be
     said, never against a "healthy" median of those first steps nor with a clipping value scaled from them."""
     correct = total = 0
     for seed in seeds:
         torch.manual_seed(seed)
-        model = _ReluRNN()
+        model = GEN["ExplodingReluRNN"]()
         opt = torch.optim.SGD(model.parameters(), lr=1e-2)
         mon = explainer.TrainingMonitor(model, optimizer=opt, quiet=True)
         gen = torch.Generator().manual_seed(3000 + seed)

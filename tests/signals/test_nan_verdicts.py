@@ -5,6 +5,7 @@ that overflow (no eps guard for a Linear), gradients large from the first step, 
 from __future__ import annotations
 
 import re
+import runpy
 
 import pytest
 import torch
@@ -12,6 +13,7 @@ from torch import nn
 from torch.nn import functional as F
 
 import explainer
+from conftest import ROOT
 
 pytestmark = [pytest.mark.usefixtures("one_thread"), pytest.mark.filterwarnings("ignore::UserWarning")]
 
@@ -85,28 +87,14 @@ def test_a_linear_whose_backward_overflows_gets_no_eps_guard():
     assert any(fix.startswith("No eps guards `linear` in 0") for fix in d.fixes), d.fixes
 
 
-class _ReluRNN(nn.Module):
-    """The review's rnn_explode (train_signals.py rnn): recurrent weights 1.6 x I, so the norm is huge at step 0."""
-
-    def __init__(self):
-        super().__init__()
-        self.emb = nn.Embedding(20, 32)
-        self.rnn = nn.RNN(32, 64, num_layers=2, batch_first=True, nonlinearity="relu")
-        with torch.no_grad():
-            for name, p in self.rnn.named_parameters():
-                if "weight_hh" in name:
-                    p.copy_(torch.eye(64) * 1.6 + 0.1 * torch.randn(64, 64))
-        self.head = nn.Linear(64, 4)
-
-    def forward(self, x):
-        out, _ = self.rnn(self.emb(x))
-        return self.head(out[:, -1])
+EXPLODING_RELU_RNN = runpy.run_path(str(ROOT / "fixtures" / "gradients" / "generate.py"),
+                                run_name="gradients_generator")["ExplodingReluRNN"]
 
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_gradients_large_from_the_first_step_have_no_healthy_baseline(seed):
     torch.manual_seed(seed)
-    model = _ReluRNN()
+    model = EXPLODING_RELU_RNN()
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
     mon = explainer.TrainingMonitor(model, optimizer=opt, quiet=True)
     g = torch.Generator().manual_seed(3000 + seed)
