@@ -159,7 +159,7 @@ def open_log(path: str) -> TextIO:
     try:
         head = binary.peek(HEAD_BYTES)[:HEAD_BYTES] if kind else head
         codec = text_codec(head, kind[1] if kind else "")
-        text = io.TextIOWrapper(binary, encoding=codec, errors=LEGACY_ERRORS if codec == "utf-8" else "replace")
+        text = _decoded(binary, codec)
     except BaseException:
         binary.close()
         raise
@@ -220,8 +220,12 @@ def stdin_text() -> TextIO:
         head = None
     if head is None:
         return sys.stdin
-    codec = wide_encoding(head) or _wide_without_bom(head)
-    return io.TextIOWrapper(buffer, encoding=codec or "utf-8", errors="replace" if codec else LEGACY_ERRORS)
+    return _decoded(buffer, wide_encoding(head) or _wide_without_bom(head) or "utf-8")
+
+
+def _decoded(binary: IO[bytes], codec: str) -> TextIO:
+    """binary read as text in codec: UTF-8's stray bytes read as cp1252, a wide codec's broken ones replaced."""
+    return io.TextIOWrapper(binary, encoding=codec, errors=LEGACY_ERRORS if codec == "utf-8" else "replace")
 
 
 def skippable_blocks(path: str) -> Iterator[SkippableBlock] | None:
