@@ -11,8 +11,9 @@ import ast
 import re
 from typing import Any
 
-from explainer._inspect import FrameRecord, class_mro, class_text, innermost_user_frame, is_tensor, module_frames
+from explainer._inspect import FrameRecord, class_text, innermost_user_frame, is_tensor, module_frames
 from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.library_names import has_base
 from explainer.probes.runtime.device import FACTORY_RE, assignment
 
 _PACKAGES = ("lightning", "pytorch_lightning")
@@ -20,9 +21,7 @@ _PACKAGES = ("lightning", "pytorch_lightning")
 
 def is_lightning_module(value: Any) -> bool:
     """value's class has Lightning's LightningModule among its bases."""
-    return any(class_text(cls, "__name__") == "LightningModule"
-               and (class_text(cls, "__module__") or "").split(".", 1)[0] in _PACKAGES
-               for cls in class_mro(type(value)))
+    return has_base(value, "LightningModule", _PACKAGES)
 
 
 def _step_frame(ctx: ProbeContext) -> tuple[FrameRecord, Any] | None:

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from explainer._inspect import (MISSING, class_mro, class_text, failing_expression, format_shape, innermost_user_frame,
+from explainer._inspect import (MISSING, class_text, failing_expression, format_shape, innermost_user_frame,
                                 is_module, is_tensor, resolve_text, safe_getattr)
 from explainer.probes import Evidence, ProbeContext, probe
+from explainer.probes.readers.library_names import has_base
 
 _UPDATE_METHODS = (".update", ".forward")
 
 
 def _is_metric(value: Any) -> bool:
     """A torchmetrics Metric (an nn.Module whose classes include torchmetrics' `Metric`), read from its MRO's names."""
-    return is_module(value) and any(class_text(cls, "__name__") == "Metric"
-                                    and (class_text(cls, "__module__") or "").startswith("torchmetrics")
-                                    for cls in class_mro(type(value)))
+    return is_module(value) and has_base(value, "Metric", ("torchmetrics",))
 
 
 def _called_metric(ctx: ProbeContext) -> tuple[str, Any] | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from explainer._inspect import MISSING, FrameRecord, class_text
+from explainer._inspect import MISSING, FrameRecord, class_mro, class_text
 
 _SKIPPED = frozenset({"self", "input", "target", "args", "kwargs"})
 
@@ -24,6 +24,13 @@ def library_package(record: FrameRecord) -> str | None:
             package = parts[parts.index(marker) + 1].removesuffix(".py")
             return None if package == "torch" else package
     return None
+
+
+def has_base(obj: Any, name: str, packages: tuple[str, ...]) -> bool:
+    """Whether obj's class or one of its bases is the class `name` of one of packages (its top-level module:
+    `LightningModule` of lightning), read through type's descriptors: nothing of the user's classes runs."""
+    return any(class_text(cls, "__name__") == name
+               and (class_text(cls, "__module__") or "").split(".", 1)[0] in packages for cls in class_mro(type(obj)))
 
 
 def _possessive(package: str) -> str:
